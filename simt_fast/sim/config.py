@@ -1,0 +1,187 @@
+"""`SimConfig`: the machine and mechanism a trace is replayed on (docs/DESIGN.md §4).
+
+Every field has a documented default, so ``SimConfig(mechanism="mp")`` is a complete
+configuration. Validation happens in ``__post_init__`` and names the field at fault.
+Presets live in ``data/configs/*.toml``; :func:`load_config` accepts a preset name or a path.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+MECHANISMS = (
+    "serial",
+    "sps",
+    "dps",
+    "mp",
+    "mp-oer",
+    "dwf",
+    "en-dwf",
+    "tbc",
+    "stackless",
+    "frontier",
+    "mimd",
+)
+ISSUE_POLICIES = ("lrr", "gto", "majority")
+
+
+class ConfigError(ValueError):
+    """A configuration value or file that is wrong; the message names the field or file."""
+
+
+@dataclass(frozen=True)
+class SimConfig:
+    mechanism: str = "sps"
+    warp_size: int = 32  # threads per warp, 4..64
+    simd_width: int = 32  # SIMD lanes; a full warp issues in ceil(warp_size/simd_width) cycles
+    n_sms: int = 1  # streaming multiprocessors; CTAs are spread over them
+    n_schedulers: int = 1  # warp instructions issued per SM per cycle (each with its own SIMD unit)
+    max_warps_per_sm: int = 48
+    max_ctas_per_sm: int = 8
+    issue_policy: str = "lrr"  # lrr (loose round robin), gto (greedy then oldest), majority (dwf)
+    lat_alu: int = 24  # result latency in cycles, per op class (GT200 read-after-write ~24)
+    lat_sfu: int = 32
+    lat_global: int = 400
+    lat_shared: int = 32
+    lat_local: int = 400
+    lat_const: int = 24
+    lat_branch: int = 24
+    perfect_memory: bool = False  # memory latencies become lat_alu (seed 003 Table 5.1 setup)
+    hws: bool = False  # hybrid warp size (seed 003): squeeze + issue only active quarter-warps
+    hws_sync_sms: bool = False  # reproduce the thesis simulator's all-SM warp-size synchronisation
+    max_cycles: int = 2_000_000_000  # guard: stop with an error past this many cycles
+    no_progress_cycles: int = 1_000_000  # deadlock guard: cycles without any issue or retire
+    syncwarp_blocks: str = "auto"  # stackless: "auto" (from convergence analysis) or "ipdom"
+    seed: int = 0  # for any randomised tie-breaking (kept deterministic)
+
+    def __post_init__(self):
+        def bad(name, why):
+            raise ConfigError(f"config field '{name}' {why} (got {getattr(self, name)!r})")
+
+        if self.mechanism not in MECHANISMS:
+            bad("mechanism", f"must be one of {', '.join(MECHANISMS)}")
+        if not (4 <= self.warp_size <= 64):
+            bad("warp_size", "must be between 4 and 64")
+        if not (1 <= self.simd_width <= 64):
+            bad("simd_width", "must be between 1 and 64 lanes")
+        if self.hws and self.warp_size % self.simd_width:
+            bad("simd_width", "must divide warp_size when hws is on (quarter-warps are simd_width wide)")
+        if self.issue_policy not in ISSUE_POLICIES:
+            bad("issue_policy", f"must be one of {', '.join(ISSUE_POLICIES)}")
+        for name in ("n_sms", "n_schedulers", "max_warps_per_sm", "max_ctas_per_sm", "max_cycles",
+                     "no_progress_cycles"):
+            if getattr(self, name) < 1:
+                bad(name, "must be at least 1")
+        for f in fields(self):
+            if f.name.startswith("lat_") and getattr(self, f.name) < 1:
+                bad(f.name, "must be at least 1 cycle")
+        if self.syncwarp_blocks not in ("auto", "ipdom"):
+            bad("syncwarp_blocks", "must be 'auto' or 'ipdom'")
+
+    # ---- derived --------------------------------------------------------------------------
+    @property
+    def n_quarters(self) -> int:
+        """Issue sub-groups per warp (seed 003's quarter-warps when warp 32 / SIMD 8)."""
+        return -(-self.warp_size // self.simd_width)
+
+    def latency(self, name: str) -> int:
+        """Latency of an op-class field name (``global``, ``shared``…), honouring perfect_memory."""
+        if self.perfect_memory and name in ("global", "shared", "local", "const"):
+            return self.lat_alu
+        return getattr(self, f"lat_{name}")
+
+    # ---- (de)serialisation -------------------------------------------------------------
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    def replace(self, **changes) -> "SimConfig":
+        return from_dict({**self.to_dict(), **changes})
+
+    def to_toml(self) -> str:
+        lines = []
+        for k, v in self.to_dict().items():
+            if isinstance(v, bool):
+                lines.append(f"{k} = {'true' if v else 'false'}")
+            elif isinstance(v, str):
+                lines.append(f'{k} = "{v}"')
+            else:
+                lines.append(f"{k} = {v}")
+        return "\n".join(lines) + "\n"
+
+
+FIELD_TYPES = {f.name: f.type for f in fields(SimConfig)}
+_DEFAULTS = SimConfig()
+
+
+def from_dict(d: dict, source: str = "config") -> SimConfig:
+    """Build a SimConfig from a mapping; unknown keys and wrong types name the key and source."""
+    kw: dict[str, Any] = {}
+    for key, value in d.items():
+        if key not in FIELD_TYPES:
+            close = [n for n in FIELD_TYPES if n.startswith(key[:3])]
+            hint = f"; did you mean {', '.join(close)}?" if close else ""
+            raise ConfigError(f"{source}: unknown config field '{key}'{hint}")
+        kw[key] = coerce(key, value, source)
+    return SimConfig(**kw)
+
+
+def coerce(key: str, value: Any, source: str = "config") -> Any:
+    """Convert ``value`` (possibly a string from ``--set key=value``) to the field's type."""
+    default = getattr(_DEFAULTS, key)
+    try:
+        if isinstance(default, bool):
+            if isinstance(value, str):
+                if value.lower() in ("1", "true", "yes", "on"):
+                    return True
+                if value.lower() in ("0", "false", "no", "off"):
+                    return False
+                raise ValueError(value)
+            if isinstance(value, (bool, int)) and value in (0, 1):
+                return bool(value)
+            raise ValueError(value)
+        if isinstance(default, int):
+            if isinstance(value, bool):
+                raise ValueError(value)
+            if isinstance(value, float) and not value.is_integer():
+                raise ValueError(value)
+            return int(value)
+        return str(value)
+    except (TypeError, ValueError):
+        kind = type(default).__name__
+        raise ConfigError(f"{source}: config field '{key}' must be {kind} (got {value!r})") from None
+
+
+PRESET_DIR = Path(__file__).resolve().parents[2] / "data" / "configs"
+
+
+def preset_dirs() -> list[Path]:
+    """Where presets are looked up: the repository's data/configs (also shipped in the package)."""
+    here = Path(__file__).resolve().parent / "presets"
+    return [p for p in (PRESET_DIR, here) if p.is_dir()]
+
+
+def load_config(name_or_path: str | None, overrides: dict | None = None) -> SimConfig:
+    """A preset name (``gt200``), a TOML path, or None (defaults), then ``overrides`` applied."""
+    base: dict[str, Any] = {}
+    if name_or_path:
+        path = Path(name_or_path)
+        if not path.is_file():
+            for d in preset_dirs():
+                if (d / f"{name_or_path}.toml").is_file():
+                    path = d / f"{name_or_path}.toml"
+                    break
+            else:
+                names = sorted({p.stem for d in preset_dirs() for p in d.glob("*.toml")})
+                raise ConfigError(f"no config file or preset named '{name_or_path}' (presets: {', '.join(names)})")
+        try:
+            data = tomllib.loads(path.read_text())
+        except tomllib.TOMLDecodeError as e:
+            raise ConfigError(f"{path}: not valid TOML ({e})") from None
+        data.pop("source", None)  # presets carry a citation string, not a config field
+        base = data.get("config", data)
+        return from_dict({**base, **(overrides or {})}, source=str(path))
+    return from_dict(dict(overrides or {}), source="--set")

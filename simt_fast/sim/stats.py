@@ -1,0 +1,71 @@
+"""Simulation statistics (docs/DESIGN.md §5). Field names are the results-file column contract."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+
+import numpy as np
+
+# Scalar stats, in column order. Every mechanism fills every one (0 where it does not apply).
+SCALAR_STATS = (
+    "cycles",
+    "warp_insts",
+    "thread_insts",
+    "simd_util",
+    "ipc",
+    "idle_cycles",
+    "max_splits",
+    "max_stack_depth",
+    "max_st",
+    "max_rt",
+    "merges",
+    "lane_conflicts",
+    "early_reconvergences",
+    "barrier_wait_cycles",
+    "expanded_insts",
+)
+# Histogram stats (1-D integer arrays).
+HIST_STATS = ("occupancy_hist", "quarter_hist")
+
+
+@dataclass
+class Stats:
+    cycles: int = 0
+    warp_insts: int = 0  # issued warp (or warp-split) instructions
+    thread_insts: int = 0  # useful thread operations (active threads summed over issues)
+    simd_util: float = 0.0  # thread_insts / (warp_insts * warp_size)
+    ipc: float = 0.0  # thread_insts / cycles
+    idle_cycles: int = 0  # SM-cycles with no issue while the SM has unfinished warps
+    max_splits: int = 0  # most warp splits of one warp schedulable at once
+    max_stack_depth: int = 0  # sps/dps/tbc stack depth high-water mark
+    max_st: int = 0  # mp: split-table occupancy high-water mark (one warp)
+    max_rt: int = 0  # mp: reconvergence-table occupancy high-water mark (one warp)
+    merges: int = 0  # dwf/en-dwf: successful merges into a forming warp
+    lane_conflicts: int = 0  # dwf/en-dwf: merges refused (or threads displaced) by lane conflicts
+    early_reconvergences: int = 0  # mp-oer: splits merged before their IPDOM
+    barrier_wait_cycles: int = 0  # warp-cycles spent waiting at bar.sync
+    expanded_insts: int = 0  # instructions re-executed on blocks already run before reconvergence
+    occupancy_hist: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # [warp_size+1]
+    quarter_hist: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # [n_quarters+1]
+
+    def finalize(self, warp_size: int) -> "Stats":
+        """Derive the ratio stats from the counts (never assumed: computed here, once)."""
+        self.simd_util = self.thread_insts / (self.warp_insts * warp_size) if self.warp_insts else 0.0
+        self.ipc = self.thread_insts / self.cycles if self.cycles else 0.0
+        return self
+
+    def to_dict(self) -> dict:
+        out = {}
+        for f in fields(self):
+            v = getattr(self, f.name)
+            out[f.name] = v.tolist() if isinstance(v, np.ndarray) else v
+        return out
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Stats":
+        kw = {}
+        for f in fields(cls):
+            if f.name in d:
+                v = d[f.name]
+                kw[f.name] = np.asarray(v, dtype=np.int64) if f.name in HIST_STATS else v
+        return cls(**kw)
