@@ -1,22 +1,31 @@
 """The `simt-fast` command line: thin — parses options, calls the library, prints results.
 
-Each sub-command lives in the library module it drives and is registered here. Errors from the
-library (PTXError, TraceError, ConfigError, ...) are printed as one line and exit with status 2.
+Sub-commands live in `simt_fast.commands.<area>` modules, each exposing ``register(app)``;
+this file only assembles them. Errors from the library (PTXError, TraceError, ConfigError, ...)
+are printed as one line by the commands and exit with status 2.
 """
 
 from __future__ import annotations
 
+import importlib
 import sys
 
 import typer
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help="Fast trace-driven simulator of GPU SIMT control-flow divergence.")
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="Fast trace-driven simulator of GPU SIMT control-flow divergence.",
+)
+
+# One entry per command module (add yours here: a one-line change).
+COMMAND_MODULES = [
+]
 
 
-def fail(message: str, code: int = 2) -> None:
-    """Print one clear sentence to stderr and exit (no traceback)."""
-    typer.echo(f"error: {message}", err=True)
-    raise typer.Exit(code)
+@app.callback()
+def _root():
+    """Fast trace-driven simulator of GPU SIMT control-flow divergence."""
 
 
 @app.command()
@@ -25,6 +34,10 @@ def version():
     from . import __version__
 
     typer.echo(__version__)
+
+
+for _name in COMMAND_MODULES:
+    importlib.import_module(f"simt_fast.commands.{_name}").register(app)
 
 
 def main():  # console-script entry point
