@@ -21,6 +21,7 @@ app = typer.Typer(
 # One entry per command module (add yours here: a one-line change).
 COMMAND_MODULES = [
     "ir",
+    "tracefile",
 ]
 
 

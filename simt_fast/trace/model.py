@@ -92,3 +92,23 @@ class Trace:
         """Sum over threads of the instructions on their paths — what `thread_insts` must equal."""
         sizes = self.block_sizes()
         return int(sizes[self.path.astype(np.int64)].sum())
+
+    # ---- files (implemented in simt_fast.trace.io) ----------------------------------------
+    @classmethod
+    def load(cls, path) -> "Trace":
+        """Read a trace file (HDF5, DESIGN §3); schema/structure problems raise TraceError."""
+        from .io import load
+
+        return load(path)
+
+    def save(self, path):
+        """Write this trace to ``path`` atomically (temporary file + rename)."""
+        from .io import save
+
+        return save(self, path)
+
+    def digest(self) -> str:
+        """Stable sha256 over the header and arrays; identifies a trace in sweeps."""
+        from .io import digest
+
+        return digest(self)

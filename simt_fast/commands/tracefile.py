@@ -1,0 +1,122 @@
+"""`simt-fast validate`, `simt-fast trace-info`, `simt-fast synth`: trace files from the shell."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from ._errors import user_errors
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("validate")
+    def validate_cmd(
+        files: List[Path] = typer.Argument(..., help="Trace files (.h5) to check."),
+    ):
+        """Check every invariant of trace files; print one line per file, exit 2 on the first bad one."""
+        from ..trace import Trace, validate
+
+        for path in files:
+            with user_errors():
+                trace = Trace.load(path)
+                validate(trace, name=str(path))
+            typer.echo(
+                f"{path}: ok (kernel {trace.kernel}, {trace.n_threads} threads, "
+                f"{trace.n_blocks} blocks, {trace.n_instrs} instructions)"
+            )
+
+    @app.command("trace-info")
+    def trace_info_cmd(
+        file: Path = typer.Argument(..., help="Trace file (.h5)."),
+        blocks: bool = typer.Option(False, "--blocks", help="Also list every block: label, size, successors, ipdom, visits."),
+    ):
+        """Print a trace's header, sizes and per-thread path-length statistics."""
+        import numpy as np
+
+        from ..ir.model import OpClass
+        from ..trace import Trace
+        from ..trace.io import read_header
+
+        with user_errors():
+            header = read_header(file)
+            trace = Trace.load(file)
+        lengths = np.diff(trace.path_ptr)
+        insts = _thread_insts(trace)
+        out = [f"{file}"]
+        for key in ("schema", "kernel", "grid", "block", "source_sha256", "simt_fast_version", "created"):
+            if key in header:
+                out.append(f"  {key:<18} {header[key]}")
+        extra = {k: v for k, v in trace.attrs.items()}
+        for key, value in extra.items():
+            out.append(f"  {key:<18} {value}")
+        n_edges = len(trace.succ_idx)
+        out.append(f"  {'blocks':<18} {trace.n_blocks} ({n_edges} edges, {int(trace.has_barrier.sum())} with a barrier)")
+        out.append(f"  {'instructions':<18} {trace.n_instrs}")
+        mix = np.bincount(trace.op_class, minlength=len(OpClass))
+        out.append("  " + f"{'op classes':<18} " + ", ".join(f"{c.name} {mix[c]}" for c in OpClass if mix[c]))
+        out.append(f"  {'threads':<18} {trace.n_threads} ({trace.n_ctas} CTAs x {trace.threads_per_cta})")
+        out.append(f"  {'path steps':<18} {len(trace.path)} ({header['path_dtype']})")
+        if trace.n_threads:
+            out.append(
+                f"  {'path length':<18} min {lengths.min()}, mean {lengths.mean():.1f}, "
+                f"median {np.median(lengths):g}, max {lengths.max()} blocks"
+            )
+            out.append(
+                f"  {'thread insts':<18} total {int(insts.sum())}, min {insts.min()}, mean {insts.mean():.1f}, max {insts.max()}"
+            )
+            out.append(f"  {'distinct paths':<18} {_distinct_paths(trace)}")
+        out.append(f"  {'memory addresses':<18} {'yes' if trace.mem_ptr is not None else 'no'}")
+        out.append(f"  {'digest':<18} {trace.digest()}")
+        if blocks:
+            visits = np.bincount(trace.path.astype(np.int64), minlength=trace.n_blocks)
+            out.append(f"  {'block':>7} {'label':<16} {'instrs':>6} {'ipdom':>6} {'visits':>10}  successors")
+            sizes = trace.block_sizes()
+            for b in range(trace.n_blocks):
+                succ = trace.succ_idx[trace.succ_ptr[b]:trace.succ_ptr[b + 1]]
+                bar = "  bar" if trace.has_barrier[b] else ""
+                out.append(
+                    f"  {b:>7} {trace.label[b][:16]:<16} {sizes[b]:>6} {trace.ipdom[b]:>6} {visits[b]:>10}  "
+                    f"{' '.join(str(s) for s in succ)}{bar}"
+                )
+        typer.echo("\n".join(out))
+
+    @app.command("synth")
+    def synth_cmd(
+        out: Path = typer.Argument(..., help="Output trace file (.h5)."),
+        n_blocks: int = typer.Option(16, "--blocks", help="CFG blocks, including the virtual exit."),
+        n_threads: int = typer.Option(256, "--threads", help="Threads (a multiple of the CTA size)."),
+        cta: Optional[int] = typer.Option(None, "--cta", help="Threads per CTA (default min(threads, 256))."),
+        seed: int = typer.Option(0, "--seed"),
+        warp_size: int = typer.Option(32, "--warp-size", help="Threads that share branch outcomes."),
+        divergence: float = typer.Option(0.2, "--divergence", help="Mean chance a thread leaves its warp's outcome."),
+        loop_prob: float = typer.Option(0.15, "--loop-prob"),
+        exit_prob: float = typer.Option(0.06, "--exit-prob"),
+        max_path_len: int = typer.Option(256, "--max-path-len"),
+    ):
+        """Write a random valid trace (random CFG with loops/early exits, warp-correlated paths)."""
+        from ..trace import synthetic
+
+        with user_errors(ValueError):
+            trace = synthetic(
+                n_blocks, n_threads, seed, warp_size=warp_size, block=None if cta is None else (cta, 1, 1),
+                divergence=divergence, loop_prob=loop_prob, exit_prob=exit_prob, max_path_len=max_path_len,
+            )
+            trace.save(out)
+        typer.echo(f"{out}: wrote {trace.n_threads} threads, {trace.n_blocks} blocks, {len(trace.path)} path steps")
+
+
+def _thread_insts(trace):
+    import numpy as np
+
+    per_step = trace.block_sizes()[trace.path.astype(np.int64)]
+    cum = np.concatenate(([0], np.cumsum(per_step)))
+    return cum[trace.path_ptr[1:]] - cum[trace.path_ptr[:-1]]
+
+
+def _distinct_paths(trace) -> int:
+    seen = set()
+    for t in range(trace.n_threads):
+        seen.add(trace.thread_path(t).tobytes())
+    return len(seen)

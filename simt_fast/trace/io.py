@@ -1,0 +1,525 @@
+"""HDF5 trace files (docs/DESIGN.md §3, docs/trace.md): one writer, one reader, one digest.
+
+Layout (``schema = "simt-fast/trace/1"``)::
+
+    /                attrs: schema, kernel, grid[3], block[3], source_sha256, simt_fast_version,
+                     created (+ any free-form Trace.attrs)
+    /cfg/            block_start, succ_ptr, succ_idx, ipdom, label, has_barrier
+    /instr/          op_class, dst_reg, src_reg, text
+    /threads/        path_ptr (int64, CSR), path (uint16|uint32, chunked + compressed)
+    /mem/ (optional) mem_ptr (int64, CSR), mem_addr (uint64, chunked + compressed)
+
+Every file is produced by :class:`TraceWriter`, which streams thread paths CTA batch by CTA
+batch into resizable datasets of a temporary file and renames it into place on ``close()``:
+a launch that fails half way leaves no trace file behind, and a big launch never sits in
+memory twice. :func:`save` is the one-batch special case, so one-shot and streamed files are
+byte-for-byte the same layout.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import os
+import secrets
+from pathlib import Path
+from typing import Mapping, Optional
+
+import h5py
+import numpy as np
+
+from .model import SCHEMA, SCHEMA_MAJOR, Trace, TraceError
+
+# Root attributes the format owns; anything else on the root is a free-form Trace.attrs entry.
+HEADER_ATTRS = ("schema", "kernel", "grid", "block", "source_sha256", "simt_fast_version", "created")
+
+# (group, dataset) -> canonical dtype on disk and in a loaded Trace.
+CFG_FIELDS = {
+    "block_start": np.int32,
+    "succ_ptr": np.int32,
+    "succ_idx": np.int32,
+    "ipdom": np.int32,
+    "has_barrier": np.bool_,
+}
+INSTR_FIELDS = {
+    "op_class": np.uint8,
+    "dst_reg": np.int16,
+    "src_reg": np.int16,
+}
+STRING_FIELDS = {"label": "cfg", "text": "instr"}
+
+# Paths are the bulk of a file: 64 Ki block ids per chunk, shuffle + gzip (readable by any
+# HDF5 tool, unlike lzf) at a level that keeps the emulator's write cost small.
+PATH_CHUNK = 1 << 16
+PTR_CHUNK = 1 << 14
+COMPRESSION = dict(compression="gzip", compression_opts=4, shuffle=True)
+
+
+def path_dtype(n_blocks: int) -> np.dtype:
+    """Block-id dtype of ``/threads/path``: uint16 while every id fits, else uint32 (DESIGN §3)."""
+    return np.dtype(np.uint16) if n_blocks <= 0xFFFF else np.dtype(np.uint32)
+
+
+def _utc_now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
+
+
+def _version() -> str:
+    from .. import __version__
+
+    return __version__
+
+
+def _as_int_array(name: str, value, dtype, ndim: int = 1) -> np.ndarray:
+    """Convert a header array to its canonical dtype, refusing values that would not fit."""
+    arr = np.asarray(value)
+    if arr.ndim != ndim:
+        raise TraceError(f"trace field '{name}' must be {ndim}-D (got shape {arr.shape})")
+    if arr.size and dtype is not np.bool_:
+        if arr.dtype.kind not in "iub":
+            raise TraceError(f"trace field '{name}' must hold integers (got dtype {arr.dtype})")
+        info = np.iinfo(dtype)
+        lo, hi = int(arr.min()), int(arr.max())
+        if lo < info.min or hi > info.max:
+            raise TraceError(
+                f"trace field '{name}' has values {lo}..{hi} that do not fit its on-disk type {np.dtype(dtype).name}"
+            )
+    return np.ascontiguousarray(arr, dtype=dtype)
+
+
+def _triple(name: str, value) -> tuple:
+    t = tuple(int(v) for v in np.asarray(value).ravel())
+    if len(t) != 3:
+        raise TraceError(f"trace header '{name}' must have 3 dimensions (got {t})")
+    return t
+
+
+def _attr_value(value):
+    """Free-form attrs as HDF5 can hold them: scalars, strings, numeric arrays."""
+    if isinstance(value, (str, bytes, int, float, bool, np.generic, np.ndarray)):
+        return value
+    if isinstance(value, (list, tuple)):
+        return np.asarray(value)
+    raise TraceError(f"trace attribute value {value!r} cannot be stored in HDF5 (use str, numbers or arrays)")
+
+
+def _from_attr(value):
+    if isinstance(value, bytes):
+        return value.decode()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+# ---------------------------------------------------------------------------------------------
+# Writing
+# ---------------------------------------------------------------------------------------------
+
+
+class TraceWriter:
+    """Stream a trace to ``path`` CTA batch by CTA batch; nothing is written unless it completes.
+
+    ``cfg`` is a mapping with the flat CFG/instruction arrays (``block_start``, ``succ_ptr``,
+    ``succ_idx``, ``ipdom``, ``label``, ``has_barrier``, ``op_class``, ``dst_reg``, ``src_reg``,
+    ``text``) — exactly what ``simt_fast.ir.flat.flatten`` returns (extra keys are ignored).
+    Use as a context manager: leaving the block normally calls :meth:`close`, an exception
+    calls :meth:`abort`, which deletes the temporary file::
+
+        with TraceWriter(out, kernel="k", grid=grid, block=block, cfg=flat) as w:
+            for cta_batch in ...:
+                w.append(local_path_ptr, path)   # local_path_ptr starts at 0
+    """
+
+    def __init__(
+        self,
+        path,
+        *,
+        kernel: str,
+        grid,
+        block,
+        cfg: Mapping,
+        source_sha256: str = "",
+        attrs: Optional[Mapping] = None,
+        with_mem: bool = False,
+    ):
+        self.path = Path(path)
+        self.kernel = str(kernel)
+        self.grid = _triple("grid", grid)
+        self.block = _triple("block", block)
+        self.expected_threads = int(np.prod(self.grid)) * int(np.prod(self.block))
+        self.with_mem = bool(with_mem)
+        missing = [k for k in (*CFG_FIELDS, *INSTR_FIELDS, *STRING_FIELDS) if k not in cfg]
+        if missing:
+            raise TraceError(f"TraceWriter cfg is missing {', '.join(missing)}")
+        arrays = {k: _as_int_array(k, cfg[k], dt) for k, dt in CFG_FIELDS.items()}
+        arrays["op_class"] = _as_int_array("op_class", cfg["op_class"], np.uint8)
+        arrays["dst_reg"] = _as_int_array("dst_reg", cfg["dst_reg"], np.int16)
+        arrays["src_reg"] = _as_int_array("src_reg", cfg["src_reg"], np.int16, ndim=2)
+        n_blocks = len(arrays["block_start"]) - 1
+        if n_blocks < 1:
+            raise TraceError("trace field 'block_start' must have n_blocks + 1 >= 2 entries")
+        self.n_blocks = n_blocks
+        self.path_dtype = path_dtype(n_blocks)
+        labels = [str(s) for s in cfg["label"]]
+        texts = [str(s) for s in cfg["text"]]
+
+        self.n_threads = 0
+        self.n_steps = 0
+        self.n_mem = 0
+        self._closed = False
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        # The temporary sits next to the target so that os.replace is an atomic rename.
+        self._tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+        try:
+            self._h5 = h5py.File(self._tmp, "w", track_order=True)
+            root = self._h5.attrs
+            root["schema"] = SCHEMA
+            root["kernel"] = self.kernel
+            root["grid"] = np.asarray(self.grid, np.int64)
+            root["block"] = np.asarray(self.block, np.int64)
+            root["source_sha256"] = str(source_sha256 or "")
+            root["simt_fast_version"] = _version()
+            root["created"] = _utc_now()
+            for key, value in (attrs or {}).items():
+                if key in HEADER_ATTRS:
+                    raise TraceError(f"trace attribute '{key}' is reserved for the file header")
+                root[key] = _attr_value(value)
+            strings = h5py.string_dtype("utf-8")
+            g = self._h5.create_group("cfg")
+            for k in CFG_FIELDS:
+                g.create_dataset(k, data=arrays[k])
+            g.create_dataset("label", data=np.array(labels, dtype=object), dtype=strings)
+            g = self._h5.create_group("instr")
+            for k in INSTR_FIELDS:
+                g.create_dataset(k, data=arrays[k])
+            g.create_dataset("text", data=np.array(texts, dtype=object), dtype=strings)
+            g = self._h5.create_group("threads")
+            self._ptr = g.create_dataset(
+                "path_ptr", data=np.zeros(1, np.int64), maxshape=(None,), chunks=(PTR_CHUNK,), **COMPRESSION
+            )
+            self._path = g.create_dataset(
+                "path", shape=(0,), dtype=self.path_dtype, maxshape=(None,), chunks=(PATH_CHUNK,), **COMPRESSION
+            )
+            if self.with_mem:
+                g = self._h5.create_group("mem")
+                self._mem_ptr = g.create_dataset(
+                    "mem_ptr", data=np.zeros(1, np.int64), maxshape=(None,), chunks=(PTR_CHUNK,), **COMPRESSION
+                )
+                self._mem_addr = g.create_dataset(
+                    "mem_addr", shape=(0,), dtype=np.uint64, maxshape=(None,), chunks=(PATH_CHUNK,), **COMPRESSION
+                )
+        except BaseException:
+            self.abort()
+            raise
+
+    # -- batches -------------------------------------------------------------------------
+    @staticmethod
+    def _local_csr(what: str, ptr, values) -> np.ndarray:
+        ptr = np.asarray(ptr, dtype=np.int64)
+        if ptr.ndim != 1 or len(ptr) < 1 or ptr[0] != 0:
+            raise TraceError(f"TraceWriter.append: {what}_ptr must be a 1-D CSR offset array starting at 0")
+        if len(ptr) > 1 and (np.any(np.diff(ptr) < 0) or ptr[-1] != len(values)):
+            raise TraceError(
+                f"TraceWriter.append: {what}_ptr must be non-decreasing and end at len({what}) = {len(values)}"
+            )
+        return ptr
+
+    def append(self, path_ptr, path, mem_ptr=None, mem_addr=None) -> None:
+        """Append a batch of consecutive threads (CTA-major order): local CSR ``path_ptr`` (starts at 0)."""
+        if self._closed:
+            raise TraceError(f"TraceWriter for {self.path} is already closed")
+        path = np.asarray(path)
+        ptr = self._local_csr("path", path_ptr, path)
+        k = len(ptr) - 1
+        if path.size and (path.min() < 0 or path.max() >= self.n_blocks):
+            raise TraceError(
+                f"TraceWriter.append: block ids must lie in 0..{self.n_blocks - 1} (got {path.min()}..{path.max()})"
+            )
+        self._grow(self._ptr, ptr[1:] + self.n_steps)
+        self._grow(self._path, path.astype(self.path_dtype, copy=False))
+        self.n_steps += len(path)
+        if self.with_mem:
+            if mem_ptr is None or mem_addr is None:
+                raise TraceError("TraceWriter.append: this writer records /mem, so mem_ptr and mem_addr are required")
+            mem_addr = np.asarray(mem_addr, dtype=np.uint64)
+            mptr = self._local_csr("mem", mem_ptr, mem_addr)
+            if len(mptr) - 1 != k:
+                raise TraceError(f"TraceWriter.append: mem_ptr covers {len(mptr) - 1} threads but path_ptr covers {k}")
+            self._grow(self._mem_ptr, mptr[1:] + self.n_mem)
+            self._grow(self._mem_addr, mem_addr)
+            self.n_mem += len(mem_addr)
+        elif mem_ptr is not None or mem_addr is not None:
+            raise TraceError("TraceWriter.append: got memory addresses but the writer was opened with with_mem=False")
+        self.n_threads += k
+
+    @staticmethod
+    def _grow(ds, values: np.ndarray) -> None:
+        if len(values) == 0:
+            return
+        n = ds.shape[0]
+        ds.resize((n + len(values),))
+        ds[n:] = values
+
+    # -- finishing -----------------------------------------------------------------------
+    def close(self) -> Path:
+        """Finish the file and move it into place; refuses a launch that did not write every thread."""
+        if self._closed:
+            return self.path
+        if self.n_threads != self.expected_threads:
+            self.abort()
+            raise TraceError(
+                f"{self.path}: wrote {self.n_threads} thread paths but grid {self.grid} x block {self.block} "
+                f"has {self.expected_threads} threads; the trace was not saved"
+            )
+        try:
+            self._h5.close()
+            os.replace(self._tmp, self.path)
+        except BaseException:
+            self.abort()
+            raise
+        self._closed = True
+        return self.path
+
+    def abort(self) -> None:
+        """Drop the temporary file; the target path is left untouched."""
+        self._closed = True
+        h5 = getattr(self, "_h5", None)
+        if h5 is not None:
+            try:
+                h5.close()
+            except Exception:  # already closed or half-open: the file is being deleted anyway
+                pass
+        try:
+            os.unlink(self._tmp)
+        except FileNotFoundError:
+            pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc_type is None:
+            self.close()
+        else:
+            self.abort()
+        return False
+
+
+def save(trace: Trace, path) -> Path:
+    """Write ``trace`` to ``path`` (one batch through :class:`TraceWriter`)."""
+    cfg = {k: getattr(trace, k) for k in (*CFG_FIELDS, *INSTR_FIELDS, *STRING_FIELDS)}
+    with_mem = trace.mem_ptr is not None or trace.mem_addr is not None
+    with TraceWriter(
+        path,
+        kernel=trace.kernel,
+        grid=trace.grid,
+        block=trace.block,
+        cfg=cfg,
+        source_sha256=trace.source_sha256,
+        attrs=trace.attrs,
+        with_mem=with_mem,
+    ) as w:
+        if with_mem:
+            w.append(trace.path_ptr, trace.path, trace.mem_ptr, trace.mem_addr)
+        else:
+            w.append(trace.path_ptr, trace.path)
+    return Path(path)
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading
+# ---------------------------------------------------------------------------------------------
+
+
+def parse_schema(name: str, schema) -> int:
+    """The major version of a ``simt-fast/trace/<major>`` schema string; refuse anything else."""
+    schema = _from_attr(schema)
+    prefix = SCHEMA.rsplit("/", 1)[0] + "/"
+    if not isinstance(schema, str) or not schema.startswith(prefix):
+        raise TraceError(f"{name} has schema {schema!r}, which is not a simt-fast trace schema (expected {SCHEMA!r})")
+    major = schema[len(prefix):].split(".", 1)[0]
+    if not major.isdigit():
+        raise TraceError(f"{name} has malformed schema {schema!r} (expected {SCHEMA!r})")
+    if int(major) != SCHEMA_MAJOR:
+        raise TraceError(
+            f"{name} uses trace schema version {major} ({schema!r}) but this simt-fast reads only version "
+            f"{SCHEMA_MAJOR} ({SCHEMA!r}); upgrade simt-fast or re-generate the trace"
+        )
+    return int(major)
+
+
+def _open_error(name: str, err: Exception) -> TraceError:
+    msg = str(err)
+    low = msg.lower()
+    if "signature" in low:
+        return TraceError(f"{name} is not an HDF5 file, so it cannot be a simt-fast trace")
+    if "truncated" in low or "eof" in low:
+        return TraceError(f"{name} is truncated (the HDF5 file ends early); re-generate the trace")
+    return TraceError(f"{name} could not be read as an HDF5 trace file ({msg.strip().rstrip('.')}); it may be corrupt")
+
+
+def open_checked(path) -> h5py.File:
+    """Open a trace file read-only and check its schema attribute; every failure is one sentence."""
+    name = str(path)
+    if not Path(path).exists():
+        raise TraceError(f"{name} does not exist")
+    if Path(path).is_dir():
+        raise TraceError(f"{name} is a directory, not a trace file")
+    try:
+        f = h5py.File(path, "r")
+    except (OSError, ValueError) as e:
+        raise _open_error(name, e) from None
+    try:
+        if "schema" not in f.attrs:
+            raise TraceError(f"{name} is not a simt-fast trace (no schema attribute)")
+        parse_schema(name, f.attrs["schema"])
+    except BaseException:
+        f.close()
+        raise
+    return f
+
+
+def _dataset(f: h5py.File, name: str, key: str):
+    if key not in f:
+        raise TraceError(f"{name} is missing dataset /{key}")
+    ds = f[key]
+    if not isinstance(ds, h5py.Dataset):
+        raise TraceError(f"{name}: /{key} is a group, not a dataset")
+    return ds
+
+
+def _read_int(f, name, key, dtype, ndim=1) -> np.ndarray:
+    ds = _dataset(f, name, key)
+    if ds.dtype.kind not in ("iub"):
+        raise TraceError(f"{name}: /{key} must hold integers (found dtype {ds.dtype})")
+    if len(ds.shape) != ndim:
+        raise TraceError(f"{name}: /{key} must be {ndim}-D (found shape {ds.shape})")
+    arr = ds[()]
+    if dtype is np.bool_:
+        return arr.astype(np.bool_)
+    if arr.size:
+        info = np.iinfo(dtype)
+        if arr.min() < info.min or arr.max() > info.max:
+            raise TraceError(f"{name}: /{key} has values outside the range of {np.dtype(dtype).name}")
+    return np.ascontiguousarray(arr, dtype=dtype)
+
+
+def _read_strings(f, name, key) -> list:
+    ds = _dataset(f, name, key)
+    if ds.dtype.kind not in ("O", "S", "U") or len(ds.shape) != 1:
+        raise TraceError(f"{name}: /{key} must be a 1-D array of strings (found {ds.dtype}, shape {ds.shape})")
+    return [s.decode() if isinstance(s, bytes) else str(s) for s in ds[()]]
+
+
+def load(path) -> Trace:
+    """Read a trace file; structural errors (schema, missing data, corruption) raise TraceError.
+
+    Invariants across fields (path steps are CFG edges, …) are :func:`simt_fast.trace.validate`'s job.
+    """
+    name = str(path)
+    f = open_checked(path)
+    try:
+        with f:
+            a = f.attrs
+            for key in ("kernel", "grid", "block"):
+                if key not in a:
+                    raise TraceError(f"{name} is missing the root attribute '{key}'")
+            cfg = {k: _read_int(f, name, f"cfg/{k}", dt) for k, dt in CFG_FIELDS.items()}
+            instr = {k: _read_int(f, name, f"instr/{k}", dt, ndim=2 if k == "src_reg" else 1)
+                     for k, dt in INSTR_FIELDS.items()}
+            path_ds = _dataset(f, name, "threads/path")
+            if path_ds.dtype.kind not in "iu" or len(path_ds.shape) != 1:
+                raise TraceError(f"{name}: /threads/path must be 1-D block ids (found {path_ds.dtype}, {path_ds.shape})")
+            blocks = path_ds[()]
+            if blocks.dtype.kind == "i" or blocks.dtype.itemsize > 4:
+                if blocks.size and (blocks.min() < 0 or blocks.max() > 0xFFFFFFFF):
+                    raise TraceError(f"{name}: /threads/path has block ids outside 0..2**32-1")
+                blocks = blocks.astype(np.uint32)
+            mem_ptr = mem_addr = None
+            if "mem" in f:
+                mem_ptr = _read_int(f, name, "mem/mem_ptr", np.int64)
+                mem_addr = _read_int(f, name, "mem/mem_addr", np.uint64)
+            extra = {k: _from_attr(v) for k, v in a.items() if k not in HEADER_ATTRS}
+            return Trace(
+                kernel=str(_from_attr(a["kernel"])),
+                grid=_triple("grid", a["grid"]),
+                block=_triple("block", a["block"]),
+                source_sha256=str(_from_attr(a.get("source_sha256", ""))),
+                label=_read_strings(f, name, "cfg/label"),
+                text=_read_strings(f, name, "instr/text"),
+                path_ptr=_read_int(f, name, "threads/path_ptr", np.int64),
+                path=blocks,
+                mem_ptr=mem_ptr,
+                mem_addr=mem_addr,
+                attrs=extra,
+                **cfg,
+                **instr,
+            )
+    except TraceError:
+        raise
+    except (OSError, KeyError, ValueError, RuntimeError) as e:
+        # h5py reports damaged chunks and B-trees lazily, while reading datasets.
+        raise _open_error(name, e) from None
+
+
+def read_header(path) -> dict:
+    """Root attributes and sizes without reading the paths (for `simt-fast trace-info`)."""
+    name = str(path)
+    f = open_checked(path)
+    try:
+        with f:
+            info = {k: _from_attr(v) for k, v in f.attrs.items()}
+            info["n_blocks"] = int(_dataset(f, name, "cfg/block_start").shape[0]) - 1
+            info["n_instrs"] = int(_dataset(f, name, "instr/op_class").shape[0])
+            info["n_threads"] = int(_dataset(f, name, "threads/path_ptr").shape[0]) - 1
+            info["n_steps"] = int(_dataset(f, name, "threads/path").shape[0])
+            info["path_dtype"] = str(f["threads/path"].dtype)
+            info["has_mem"] = "mem" in f
+            return info
+    except TraceError:
+        raise
+    except (OSError, KeyError, ValueError, RuntimeError) as e:
+        raise _open_error(name, e) from None
+
+
+# ---------------------------------------------------------------------------------------------
+# Digest
+# ---------------------------------------------------------------------------------------------
+
+
+def digest(trace: Trace) -> str:
+    """Stable sha256 of what a simulation sees: header identity + every array in canonical form.
+
+    Independent of the file it came from, its creation time and the simt-fast version; the path
+    is hashed as uint32 so a uint16 file and its in-memory uint32 copy agree.
+    """
+    h = hashlib.sha256()
+
+    def put(tag: str, arr: np.ndarray):
+        arr = np.ascontiguousarray(arr)
+        h.update(f"{tag}:{arr.dtype.str}:{arr.shape};".encode())
+        h.update(arr.tobytes())
+
+    def put_strings(tag: str, items):
+        h.update(f"{tag}:{len(items)};".encode())
+        for s in items:
+            b = str(s).encode()
+            h.update(len(b).to_bytes(8, "little"))
+            h.update(b)
+
+    h.update(f"{SCHEMA};kernel={trace.kernel};grid={tuple(trace.grid)};block={tuple(trace.block)};"
+             f"source={trace.source_sha256};".encode())
+    for k, dt in CFG_FIELDS.items():
+        put(k, np.asarray(getattr(trace, k)).astype(np.dtype(dt).newbyteorder("<")))
+    for k, dt in INSTR_FIELDS.items():
+        put(k, np.asarray(getattr(trace, k)).astype(np.dtype(dt).newbyteorder("<")))
+    put_strings("label", trace.label)
+    put_strings("text", trace.text)
+    put("path_ptr", np.asarray(trace.path_ptr).astype("<i8"))
+    put("path", np.asarray(trace.path).astype("<u4"))
+    if trace.mem_ptr is not None:
+        put("mem_ptr", np.asarray(trace.mem_ptr).astype("<i8"))
+        put("mem_addr", np.asarray(trace.mem_addr).astype("<u8"))
+    return h.hexdigest()

@@ -1,0 +1,686 @@
+"""Random but valid traces: a random CFG with realistic shape plus warp-correlated thread paths.
+
+Used by the timing core's differential tests (hypothesis) and by benchmarks that need a trace
+of a given size without running the emulator. ``synthetic(...)`` is deterministic for a seed.
+
+CFG generation (blocks laid out in code order, as nvcc emits them; the last id is the virtual
+exit). Each real block ends in one terminator:
+
+* ``FALL``      falls through to the next block (possibly ending in ``bar.sync``);
+* ``COND``      ``@%p bra T`` forward (if/else, skips, jumps into the middle of a later
+                region: the unstructured edges of seed 002) + fall-through;
+* ``JUMP``      ``bra.uni T`` forward (the jump over an else part);
+* ``LATCH``     ``@%p bra H`` back to a loop header H + fall-through (rotated loop);
+* ``JUMP_BACK`` ``bra.uni H`` back to H; the loop is left only through a ``break`` edge;
+* ``SWITCH``    ``brx.idx`` to 3-4 forward targets;
+* ``RET`` / ``COND_RET`` unconditional / guarded ``ret`` to the virtual exit.
+
+Loops are natural: loop intervals ``[H, latch]`` form a laminar family and no forward edge
+enters an interval except at its header, so H dominates the whole body. Edges *leaving*
+loops (breaks, early returns) and forward edges crossing if/else regions are left in, so the
+CFG is unstructured in the sense of seed 002. Every block is reachable from the entry and
+reaches the exit (repairs add fall-through edges where random choices broke that).
+
+Thread paths: every thread walks from the entry, choosing successors with per-edge
+probabilities. A warp shares one outcome per (block, visit number) — loop iterations line up —
+and each thread deviates from it with a per-block probability scaled by ``divergence``, so
+divergence is realistic (some branches uniform, some data-dependent), not total. Randomness
+comes from a counter-based hash (splitmix64) of (seed, stream, ids), so the numba walk and its
+plain-Python reference produce identical paths, and paths do not depend on thread order.
+Once a thread's remaining budget (``max_path_len``) only allows a shortest route to the exit,
+it takes one, so every loop terminates.
+"""
+
+from __future__ import annotations
+
+from typing import Optional, Sequence
+
+import numpy as np
+
+from .._jit import jit
+from ..ir.model import OpClass
+from .model import Trace
+
+# Terminator kinds of a synthetic block.
+FALL, COND, JUMP, LATCH, JUMP_BACK, SWITCH, RET, COND_RET = range(8)
+KIND_NAMES = ("fall", "cond", "jump", "latch", "jump_back", "switch", "ret", "cond_ret")
+
+# Default op-class mix of non-terminator instructions (roughly an nvcc kernel body).
+DEFAULT_OP_MIX = {
+    OpClass.ALU: 0.60,
+    OpClass.SFU: 0.05,
+    OpClass.MEM_GLOBAL: 0.12,
+    OpClass.MEM_SHARED: 0.08,
+    OpClass.MEM_LOCAL: 0.01,
+    OpClass.MEM_CONST: 0.04,
+    OpClass.OTHER: 0.10,
+}
+
+MAX_LOOP_SPAN = 12  # blocks between a loop header and its latch
+MAX_FORWARD_SPAN = 24  # blocks a forward branch may skip
+N_PREDICATES = 8
+
+
+# ---------------------------------------------------------------------------------------------
+# Counter-based random numbers shared by the numba walk and its reference
+# ---------------------------------------------------------------------------------------------
+
+_M64 = (1 << 64) - 1
+_GOLDEN = 0x9E3779B97F4A7C15
+_MIX1 = 0xBF58476D1CE4E5B9
+_MIX2 = 0x94D049BB133111EB
+
+STREAM_WARP, STREAM_DEVIATE, STREAM_THREAD = 1, 2, 3
+
+
+def _splitmix_py(x: int) -> int:
+    x = (x + _GOLDEN) & _M64
+    x = ((x ^ (x >> 30)) * _MIX1) & _M64
+    x = ((x ^ (x >> 27)) * _MIX2) & _M64
+    return x ^ (x >> 31)
+
+
+def _uniform_py(seed: int, stream: int, a: int, b: int, c: int) -> float:
+    h = _splitmix_py((seed + stream) & _M64)
+    h = _splitmix_py((h + a) & _M64)
+    h = _splitmix_py((h + b) & _M64)
+    h = _splitmix_py((h + c) & _M64)
+    return (h >> 11) * (1.0 / (1 << 53))
+
+
+@jit
+def _splitmix(x):
+    x = x + np.uint64(_GOLDEN)
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(_MIX1)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(_MIX2)
+    return x ^ (x >> np.uint64(31))
+
+
+@jit
+def _uniform(seed, stream, a, b, c):
+    h = _splitmix(np.uint64(seed) + np.uint64(stream))
+    h = _splitmix(h + np.uint64(a))
+    h = _splitmix(h + np.uint64(b))
+    h = _splitmix(h + np.uint64(c))
+    return np.float64(h >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+
+
+# ---------------------------------------------------------------------------------------------
+# Thread-path walk: numba kernel + plain-Python reference (identical semantics)
+# ---------------------------------------------------------------------------------------------
+
+
+@jit
+def _walk_one(t, succ_ptr, succ_idx, succ_cum, deviate, dist, threads_per_cta, warps_per_cta, warp_size,
+              max_len, seed, visits, out, store):
+    """Walk thread ``t`` from the entry to the exit; returns the path length (writes it if ``store``)."""
+    n_blocks = len(dist)
+    exit_block = n_blocks - 1
+    cta = t // threads_per_cta
+    warp = cta * warps_per_cta + (t % threads_per_cta) // warp_size
+    for i in range(n_blocks):
+        visits[i] = 0
+    b = 0
+    n = 0
+    if store:
+        out[0] = 0
+    n = 1
+    while b != exit_block:
+        k = visits[b]
+        visits[b] += 1
+        lo = succ_ptr[b]
+        hi = succ_ptr[b + 1]
+        e = lo
+        if hi - lo > 1:
+            # One outcome per warp and (block, visit): the warp's threads agree unless they deviate.
+            u = _uniform(seed, STREAM_WARP, warp, b, k)
+            if _uniform(seed, STREAM_DEVIATE, t, b, k) < deviate[b]:
+                u = _uniform(seed, STREAM_THREAD, t, b, k)
+            e = hi - 1
+            for j in range(lo, hi):
+                if u < succ_cum[j]:
+                    e = j
+                    break
+        c = succ_idx[e]
+        # Budget: after stepping to c the shortest completion must still fit in max_len blocks.
+        if n + 1 + dist[c] > max_len:
+            for j in range(lo, hi):
+                if dist[succ_idx[j]] == dist[b] - 1:
+                    c = succ_idx[j]
+                    break
+        if store:
+            out[n] = c
+        n += 1
+        b = c
+    return n
+
+
+@jit
+def _walk_lengths(succ_ptr, succ_idx, succ_cum, deviate, dist, threads_per_cta, warps_per_cta, warp_size,
+                  max_len, seed, n_threads):
+    lengths = np.zeros(n_threads, np.int64)
+    visits = np.zeros(len(dist), np.int64)
+    dummy = np.zeros(1, np.uint32)
+    for t in range(n_threads):
+        lengths[t] = _walk_one(t, succ_ptr, succ_idx, succ_cum, deviate, dist, threads_per_cta, warps_per_cta,
+                               warp_size, max_len, seed, visits, dummy, False)
+    return lengths
+
+
+@jit
+def _walk_fill(succ_ptr, succ_idx, succ_cum, deviate, dist, threads_per_cta, warps_per_cta, warp_size,
+               max_len, seed, path_ptr, path):
+    visits = np.zeros(len(dist), np.int64)
+    for t in range(len(path_ptr) - 1):
+        _walk_one(t, succ_ptr, succ_idx, succ_cum, deviate, dist, threads_per_cta, warps_per_cta, warp_size,
+                  max_len, seed, visits, path[path_ptr[t]:path_ptr[t + 1]], True)
+
+
+def walk_paths(succ_ptr, succ_idx, succ_cum, deviate, dist, threads_per_cta, warp_size, max_len, seed, n_threads,
+               dtype=np.uint16):
+    """Thread paths (CSR ``path_ptr``, ``path``) of the warp-correlated random walk (numba)."""
+    warps_per_cta = -(-threads_per_cta // warp_size)
+    args = (np.ascontiguousarray(succ_ptr, np.int64), np.ascontiguousarray(succ_idx, np.int64),
+            np.ascontiguousarray(succ_cum, np.float64), np.ascontiguousarray(deviate, np.float64),
+            np.ascontiguousarray(dist, np.int64), int(threads_per_cta), int(warps_per_cta), int(warp_size),
+            int(max_len), np.uint64(seed))
+    lengths = _walk_lengths(*args, int(n_threads))
+    path_ptr = np.zeros(n_threads + 1, np.int64)
+    np.cumsum(lengths, out=path_ptr[1:])
+    path = np.zeros(int(path_ptr[-1]), np.uint32)
+    _walk_fill(*args, path_ptr, path)
+    return path_ptr, path.astype(dtype, copy=False)
+
+
+def walk_paths_reference(succ_ptr, succ_idx, succ_cum, deviate, dist, threads_per_cta, warp_size, max_len, seed,
+                         n_threads):
+    """Plain-Python model of :func:`walk_paths` (lists of block ids per thread), for differential tests."""
+    n_blocks = len(dist)
+    exit_block = n_blocks - 1
+    warps_per_cta = -(-threads_per_cta // warp_size)
+    paths = []
+    for t in range(n_threads):
+        warp = (t // threads_per_cta) * warps_per_cta + (t % threads_per_cta) // warp_size
+        visits = [0] * n_blocks
+        path = [0]
+        b = 0
+        while b != exit_block:
+            k = visits[b]
+            visits[b] += 1
+            targets = list(succ_idx[succ_ptr[b]:succ_ptr[b + 1]])
+            cums = list(succ_cum[succ_ptr[b]:succ_ptr[b + 1]])
+            c = targets[0]
+            if len(targets) > 1:
+                u = _uniform_py(int(seed), STREAM_WARP, warp, b, k)
+                if _uniform_py(int(seed), STREAM_DEVIATE, t, b, k) < deviate[b]:
+                    u = _uniform_py(int(seed), STREAM_THREAD, t, b, k)
+                c = next((tg for tg, cum in zip(targets, cums) if u < cum), targets[-1])
+            if len(path) + 1 + dist[c] > max_len:
+                c = next(tg for tg in targets if dist[tg] == dist[b] - 1)
+            path.append(int(c))
+            b = int(c)
+        paths.append(path)
+    return paths
+
+
+# ---------------------------------------------------------------------------------------------
+# CFG generation
+# ---------------------------------------------------------------------------------------------
+
+
+def _distance_to_exit(n_blocks: int, succ: list) -> np.ndarray:
+    """Edges on a shortest path to the exit per block (BFS on the reversed graph); -1 if none."""
+    preds = [[] for _ in range(n_blocks)]
+    for b, ss in enumerate(succ):
+        for s in ss:
+            preds[s].append(b)
+    dist = np.full(n_blocks, -1, np.int64)
+    dist[n_blocks - 1] = 0
+    frontier = [n_blocks - 1]
+    while frontier:
+        nxt = []
+        for v in frontier:
+            for p in preds[v]:
+                if dist[p] < 0:
+                    dist[p] = dist[v] + 1
+                    nxt.append(p)
+        frontier = nxt
+    return dist
+
+
+class _CFGBuilder:
+    """Random code-order CFG with natural loops and unstructured forward edges (see module doc)."""
+
+    def __init__(self, n_blocks, rng, loop_prob, exit_prob, jump_prob, switch_prob, cond_prob):
+        self.n_blocks = n_blocks
+        self.n_real = n_blocks - 1
+        self.exit = n_blocks - 1
+        self.rng = rng
+        self.kind = np.full(self.n_real, FALL, np.int64)
+        self.target = [[] for _ in range(self.n_real)]  # non-fall-through successors
+        self.loop_head = np.zeros(0, np.int64)
+        self.loop_latch = np.zeros(0, np.int64)
+        self._draw_kinds(loop_prob, exit_prob, jump_prob, switch_prob, cond_prob)
+        self._place_loops()
+        self._place_forward_edges()
+        self._repair_reachability()
+
+    def _draw_kinds(self, loop_prob, exit_prob, jump_prob, switch_prob, cond_prob):
+        rng, R = self.rng, self.n_real
+        for b in range(R - 1):
+            r = rng.random()
+            if r < exit_prob:
+                self.kind[b] = RET if rng.random() < 0.3 else COND_RET
+            elif (r := r - exit_prob) < loop_prob:
+                self.kind[b] = JUMP_BACK if rng.random() < 0.25 else LATCH
+            elif (r := r - loop_prob) < switch_prob:
+                self.kind[b] = SWITCH
+            elif (r := r - switch_prob) < jump_prob:
+                self.kind[b] = JUMP
+            elif r - jump_prob < cond_prob:
+                self.kind[b] = COND
+        self.kind[R - 1] = RET  # the kernel's final `ret`
+
+    def _place_loops(self):
+        """Back edges latch -> header with [header, latch] laminar (properly nested or disjoint)."""
+        heads, latches = [], []
+        for b in np.flatnonzero((self.kind == LATCH) | (self.kind == JUMP_BACK)):
+            b = int(b)
+            lo = max(1, b - MAX_LOOP_SPAN)  # the entry stays a pre-header (kernels load params first)
+            candidates = np.arange(lo, b + 1)
+            if heads:
+                h, l = np.asarray(heads), np.asarray(latches)
+                # A new interval [t, b] crosses [h, l] iff exactly one endpoint of one lies inside the other.
+                crosses = ((h[None, :] < candidates[:, None]) & (candidates[:, None] <= l[None, :]) & (l[None, :] < b)) | (
+                    (candidates[:, None] < h[None, :]) & (h[None, :] <= b) & (b < l[None, :]))
+                candidates = candidates[~crosses.any(axis=1)]
+            if len(candidates) == 0:
+                self.kind[b] = COND
+                continue
+            t = int(candidates[self.rng.integers(len(candidates))])
+            heads.append(t)
+            latches.append(b)
+            self.target[b] = [t]
+        self.loop_head = np.asarray(heads, np.int64)
+        self.loop_latch = np.asarray(latches, np.int64)
+        # inner_head[v]: header of the innermost loop with header < v <= latch (-1 if none); a
+        # forward edge u -> v keeps every loop natural iff u is inside that loop (u >= inner_head[v]).
+        self.inner_head = np.full(self.n_blocks, -1, np.int64)
+        order = np.argsort(-(self.loop_latch - self.loop_head), kind="stable")
+        for i in order:
+            t, l = self.loop_head[i], self.loop_latch[i]
+            self.inner_head[t + 1 : l + 1] = t
+
+    def _forward_candidates(self, b: int) -> np.ndarray:
+        v = np.arange(b + 2, min(self.n_real, b + 2 + MAX_FORWARD_SPAN))
+        return v[self.inner_head[v] <= b]
+
+    def _place_forward_edges(self):
+        rng = self.rng
+        for b in range(self.n_real - 1):
+            k = self.kind[b]
+            if k not in (COND, JUMP, SWITCH):
+                continue
+            cand = self._forward_candidates(b)
+            want = 1 if k != SWITCH else int(rng.integers(2, 4))
+            if len(cand) < want:
+                if k == SWITCH and len(cand) >= 1:
+                    self.kind[b], want = COND, 1
+                else:
+                    self.kind[b] = FALL
+                    continue
+            # Mostly short hops (if/else, small skips), sometimes long ones across regions.
+            w = 0.7 ** (cand - b - 2).astype(np.float64)
+            self.target[b] = sorted(int(x) for x in rng.choice(cand, size=want, replace=False, p=w / w.sum()))
+
+    def successors(self) -> list:
+        """Successor lists of every block, fall-through first; the virtual exit has none."""
+        return [self.successors_of(b) for b in range(self.n_real)] + [[]]
+
+    def _add_fallthrough(self, b: int):
+        k = self.kind[b]
+        if k == RET:
+            self.kind[b] = COND_RET
+        elif k == JUMP:
+            self.kind[b] = COND
+        elif k == JUMP_BACK:
+            self.kind[b] = LATCH
+
+    def _repair_reachability(self):
+        # Entry reachability over forward edges only (a loop header reached only by its own back
+        # edge would be dead). Sweeping in code order, block b is reachable when visited; if
+        # nothing earlier reaches b+1, b falls through to it.
+        R = self.n_real
+        reached = np.zeros(self.n_blocks, np.bool_)
+        reached[0] = True
+        for b in range(R):
+            for s in self.successors_of(b):
+                if s > b:
+                    reached[s] = True
+            if b + 1 < R and not reached[b + 1]:
+                self._add_fallthrough(b)
+                reached[b + 1] = True
+        # Exit reachability: a JUMP_BACK loop without a break never ends; give its latch a fall-through.
+        dist = _distance_to_exit(self.n_blocks, self.successors())
+        for b in np.flatnonzero(dist[: self.n_real] < 0):
+            if self.kind[b] == JUMP_BACK:
+                self.kind[b] = LATCH
+        self.dist = _distance_to_exit(self.n_blocks, self.successors())
+        assert (self.dist >= 0).all(), "synthetic CFG generator left a block that cannot reach the exit"
+
+    def successors_of(self, b: int) -> list:
+        k = self.kind[b]
+        if k == RET:
+            return [self.exit]
+        if k == COND_RET:
+            return [b + 1, self.exit]
+        if k in (JUMP, JUMP_BACK):
+            return list(self.target[b])
+        if k == FALL:
+            return [b + 1]
+        return [b + 1] + list(self.target[b])
+
+
+# ---------------------------------------------------------------------------------------------
+# Instructions
+# ---------------------------------------------------------------------------------------------
+
+_SPACE = {OpClass.MEM_GLOBAL: "global", OpClass.MEM_SHARED: "shared", OpClass.MEM_LOCAL: "local",
+          OpClass.MEM_CONST: "const"}
+_ALU_OPS = ("add.s32", "sub.s32", "mul.lo.s32", "and.b32", "shl.b32", "max.s32", "min.s32", "xor.b32")
+_SFU_OPS = ("sin.approx.f32", "cos.approx.f32", "ex2.approx.f32", "rsqrt.approx.f32", "lg2.approx.f32")
+_OTHER_OPS = ("cvt.rn.f32.s32", "cvt.u64.u32", "prmt.b32", "popc.b32")
+
+
+def _label(b: int, exit_block: int) -> str:
+    if b == exit_block:
+        return "<exit>"
+    return "" if b == 0 else f"$L__BB0_{b}"
+
+
+class _InstrBuilder:
+    """Random instruction stream with register dependencies (so the scoreboard has work to do)."""
+
+    def __init__(self, rng, n_regs: int, op_mix: dict):
+        self.rng = rng
+        self.n_regs = n_regs
+        self.classes = np.array([int(c) for c in op_mix], np.int64)
+        p = np.array([float(v) for v in op_mix.values()], np.float64)
+        self.p = p / p.sum()
+        self.recent: list = []  # registers written most recently (read-after-write chains)
+        self.op_class, self.dst, self.src, self.text = [], [], [], []
+
+    def _src(self) -> int:
+        if self.recent and self.rng.random() < 0.7:
+            return int(self.recent[-1 - int(self.rng.integers(min(4, len(self.recent))))])
+        return int(self.rng.integers(self.n_regs))
+
+    def _emit(self, op_class, dst, srcs, text):
+        self.op_class.append(int(op_class))
+        self.dst.append(dst)
+        self.src.append((list(srcs) + [-1, -1, -1])[:3])
+        self.text.append(text)
+        if 0 <= dst < self.n_regs:
+            self.recent = (self.recent + [dst])[-8:]
+
+    def body(self):
+        rng = self.rng
+        cls = OpClass(int(rng.choice(self.classes, p=self.p)))
+        d = int(rng.integers(self.n_regs))
+        if cls in _SPACE:
+            a = self._src()
+            space = _SPACE[cls]
+            if cls != OpClass.MEM_CONST and rng.random() < 0.3:
+                v = self._src()
+                self._emit(cls, -1, [a, v], f"st.{space}.u32 [%r{a}], %r{v};")
+            else:
+                self._emit(cls, d, [a], f"ld.{space}.u32 %r{d}, [%r{a}];")
+        elif cls == OpClass.ALU:
+            if rng.random() < 0.2:
+                a, b, c = self._src(), self._src(), self._src()
+                self._emit(cls, d, [a, b, c], f"mad.lo.s32 %r{d}, %r{a}, %r{b}, %r{c};")
+            else:
+                a, b = self._src(), self._src()
+                op = _ALU_OPS[int(rng.integers(len(_ALU_OPS)))]
+                self._emit(cls, d, [a, b], f"{op} %r{d}, %r{a}, %r{b};")
+        elif cls == OpClass.SFU:
+            a = self._src()
+            self._emit(cls, d, [a], f"{_SFU_OPS[int(rng.integers(len(_SFU_OPS)))]} %r{d}, %r{a};")
+        else:
+            a = self._src()
+            self._emit(cls, d, [a], f"{_OTHER_OPS[int(rng.integers(len(_OTHER_OPS)))]} %r{d}, %r{a};")
+
+    def predicate(self) -> tuple:
+        """A `setp` writing a predicate register (read by the branch right after it)."""
+        p = self.n_regs + int(self.rng.integers(N_PREDICATES))
+        a, b = self._src(), self._src()
+        self._emit(OpClass.ALU, p, [a, b], f"setp.lt.s32 %p{p - self.n_regs}, %r{a}, %r{b};")
+        return p, f"%p{p - self.n_regs}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Public API
+# ---------------------------------------------------------------------------------------------
+
+
+def _launch_shape(n_threads, block, grid):
+    def dims(v):
+        v = (int(v),) if np.isscalar(v) else tuple(int(x) for x in v)
+        v = v + (1,) * (3 - len(v))
+        if len(v) != 3 or min(v) < 1:
+            raise ValueError(f"launch dimensions must be 1-3 positive integers (got {v})")
+        return v
+
+    if block is None:
+        if n_threads is None:
+            raise ValueError("synthetic needs n_threads or block and grid")
+        per_cta = int(n_threads) // int(np.prod(dims(grid))) if grid is not None else min(int(n_threads), 256)
+        block = (max(per_cta, 1),)
+    block = dims(block)
+    per_cta = int(np.prod(block))
+    if grid is None:
+        if n_threads is None:
+            raise ValueError("synthetic needs n_threads or grid")
+        if int(n_threads) % per_cta:
+            raise ValueError(f"n_threads={n_threads} is not a multiple of the {per_cta} threads per CTA of block {block}")
+        grid = (int(n_threads) // per_cta,)
+    grid = dims(grid)
+    total = int(np.prod(grid)) * per_cta
+    if n_threads is not None and int(n_threads) != total:
+        raise ValueError(f"n_threads={n_threads} but grid {grid} x block {block} launches {total} threads")
+    if total < 1:
+        raise ValueError("a synthetic trace needs at least one thread")
+    return block, grid, total
+
+
+def synthetic(
+    n_blocks: int = 16,
+    n_threads: Optional[int] = 64,
+    seed: int = 0,
+    *,
+    warp_size: int = 32,
+    block: Optional[Sequence[int]] = None,
+    grid: Optional[Sequence[int]] = None,
+    loop_prob: float = 0.15,
+    exit_prob: float = 0.06,
+    jump_prob: float = 0.10,
+    switch_prob: float = 0.02,
+    cond_prob: float = 0.45,
+    barrier_prob: float = 0.5,
+    max_path_len: int = 256,
+    divergence: float = 0.2,
+    instrs_per_block: tuple = (2, 8),
+    op_mix: Optional[dict] = None,
+    n_regs: int = 32,
+    kernel: str = "synthetic",
+) -> Trace:
+    """A random valid trace: ``n_blocks`` blocks (the last is the virtual exit), ``n_threads`` paths.
+
+    * ``loop_prob`` / ``exit_prob`` / ``jump_prob`` / ``switch_prob`` / ``cond_prob``: chance that a
+      block ends in a loop latch / a (guarded) ``ret`` / a forward ``bra.uni`` / a ``brx.idx`` /
+      a forward conditional branch (else it falls through);
+    * ``barrier_prob``: chance that a fall-through block every thread passes exactly once (it
+      post-dominates the entry and lies outside every loop) ends in ``bar.sync``;
+    * ``divergence``: mean probability that a thread deviates from its warp's branch outcome
+      (0 = warps never diverge; each block scales it by a random factor in [0, 2]);
+    * ``warp_size``: the thread grouping that shares outcomes (the simulator may use another);
+    * ``max_path_len``: blocks per path before threads take a shortest route to the exit;
+    * ``instrs_per_block``: (lo, hi) instructions per real block; ``op_mix``: OpClass -> weight.
+    """
+    n_blocks = int(n_blocks)
+    if n_blocks < 2:
+        raise ValueError("n_blocks must be at least 2 (an entry block and the virtual exit)")
+    if n_blocks > 0xFFFFFFFF:
+        raise ValueError("n_blocks must fit in uint32")
+    if warp_size < 1:
+        raise ValueError("warp_size must be positive")
+    lo, hi = (int(x) for x in instrs_per_block)
+    if not 1 <= lo <= hi:
+        raise ValueError(f"instrs_per_block must be (lo, hi) with 1 <= lo <= hi (got {instrs_per_block})")
+    if n_regs < 4 or n_regs + N_PREDICATES > np.iinfo(np.int16).max:
+        raise ValueError(f"n_regs must be between 4 and {np.iinfo(np.int16).max - N_PREDICATES}")
+    for name, p in (("loop_prob", loop_prob), ("exit_prob", exit_prob), ("jump_prob", jump_prob),
+                    ("switch_prob", switch_prob), ("cond_prob", cond_prob), ("barrier_prob", barrier_prob),
+                    ("divergence", divergence)):
+        if not 0.0 <= p <= 1.0:
+            raise ValueError(f"{name} must be a probability in [0, 1] (got {p})")
+    block, grid, n_threads = _launch_shape(n_threads, block, grid)
+    rng = np.random.default_rng([int(seed) & _M64, n_blocks])
+    exit_block = n_blocks - 1
+
+    cfg = _CFGBuilder(n_blocks, rng, loop_prob, exit_prob, jump_prob, switch_prob, cond_prob)
+    succ = cfg.successors()
+    succ_ptr = np.zeros(n_blocks + 1, np.int64)
+    np.cumsum([len(s) for s in succ], out=succ_ptr[1:])
+    succ_idx = np.fromiter((t for s in succ for t in s), np.int64, int(succ_ptr[-1]))
+    ipdom = _ipdom(n_blocks, succ_ptr, succ_idx)
+
+    # Barriers only where every thread of a CTA passes exactly once (no deadlock, no count mismatch):
+    # blocks on the entry's post-dominator chain, outside every loop interval.
+    in_loop = np.zeros(n_blocks, np.bool_)
+    for t, l in zip(cfg.loop_head, cfg.loop_latch):
+        in_loop[t : l + 1] = True
+    has_barrier = np.zeros(n_blocks, np.bool_)
+    b = 0
+    while b != exit_block and b >= 0:
+        if cfg.kind[b] == FALL and not in_loop[b] and rng.random() < barrier_prob:
+            has_barrier[b] = True
+        b = int(ipdom[b])
+
+    # Branch probabilities (cumulative per CSR row) and per-block deviation from the warp outcome.
+    succ_cum = np.ones(len(succ_idx), np.float64)
+    for b in range(exit_block):
+        k, row = cfg.kind[b], slice(succ_ptr[b], succ_ptr[b + 1])
+        n = succ_ptr[b + 1] - succ_ptr[b]
+        if n == 1:
+            continue
+        if k == LATCH:  # [fall-through (leave), back edge]: 2-10 iterations on average
+            stay = rng.uniform(0.5, 0.9)
+            probs = np.array([1 - stay, stay])
+        elif k == COND_RET:  # [fall-through, exit]: early returns are the rarer outcome
+            r = rng.uniform(0.05, 0.3)
+            probs = np.array([1 - r, r])
+        elif n == 2:
+            taken = rng.uniform(0.15, 0.85)
+            probs = np.array([1 - taken, taken])
+        else:
+            probs = rng.dirichlet(np.full(n, 2.0))
+        cum = np.cumsum(probs)
+        cum[-1] = 1.0
+        succ_cum[row] = cum
+    deviate = np.minimum(1.0, divergence * rng.uniform(0.0, 2.0, n_blocks))
+
+    # Instructions, terminators matching the CFG (DESIGN §2: a barrier ends its block).
+    ib = _InstrBuilder(rng, int(n_regs), op_mix or DEFAULT_OP_MIX)
+    block_start = np.zeros(n_blocks + 1, np.int64)
+    for b in range(exit_block):
+        block_start[b] = len(ib.op_class)
+        k = cfg.kind[b]
+        n_terms = {FALL: int(has_barrier[b]), COND: 2, LATCH: 2, COND_RET: 2, SWITCH: 2}.get(k, 1)
+        n_body = max(int(rng.integers(lo, hi + 1)) - n_terms, 0 if n_terms else 1)
+        for _ in range(n_body):
+            ib.body()
+        targets = [t for t in succ[b] if t != b + 1 or k in (JUMP, JUMP_BACK)]
+        if k in (COND, LATCH):
+            p, pname = ib.predicate()
+            ib._emit(OpClass.BRANCH, -1, [p], f"@{pname} bra {_label(targets[0], exit_block)};")
+        elif k == COND_RET:
+            p, pname = ib.predicate()
+            ib._emit(OpClass.EXIT, -1, [p], f"@{pname} ret;")
+        elif k == SWITCH:
+            a = ib._src()
+            d = int(rng.integers(n_regs))
+            ib._emit(OpClass.ALU, d, [a], f"rem.u32 %r{d}, %r{a}, {len(succ[b])};")
+            ib._emit(OpClass.BRANCH, -1, [d], f"brx.idx %r{d}, $L__jt{b};")
+        elif k in (JUMP, JUMP_BACK):
+            ib._emit(OpClass.BRANCH, -1, [], f"bra.uni {_label(targets[0], exit_block)};")
+        elif k == RET:
+            ib._emit(OpClass.EXIT, -1, [], "ret;")
+        elif has_barrier[b]:
+            ib._emit(OpClass.BARRIER, -1, [], "bar.sync 0;")
+    block_start[exit_block] = block_start[n_blocks] = len(ib.op_class)
+
+    max_len = max(int(max_path_len), int(cfg.dist[0]) + 1)
+    per_cta = int(np.prod(block))
+    path_ptr, path = walk_paths(succ_ptr, succ_idx, succ_cum, deviate, cfg.dist, per_cta, int(warp_size), max_len,
+                                int(seed) & _M64, n_threads, dtype=np.uint16 if n_blocks <= 0xFFFF else np.uint32)
+    return Trace(
+        kernel=kernel,
+        grid=grid,
+        block=block,
+        source_sha256="",
+        block_start=block_start.astype(np.int32),
+        succ_ptr=succ_ptr.astype(np.int32),
+        succ_idx=succ_idx.astype(np.int32),
+        ipdom=ipdom.astype(np.int32),
+        label=[_label(b, exit_block) for b in range(n_blocks)],
+        has_barrier=has_barrier,
+        op_class=np.asarray(ib.op_class, np.uint8),
+        dst_reg=np.asarray(ib.dst, np.int16),
+        src_reg=np.asarray(ib.src, np.int16).reshape(-1, 3),
+        text=list(ib.text),
+        path_ptr=path_ptr,
+        path=path,
+        attrs={"generator": "simt_fast.trace.synthetic", "seed": int(seed), "warp_size": int(warp_size),
+               "divergence": float(divergence), "loop_prob": float(loop_prob), "exit_prob": float(exit_prob)},
+    )
+
+
+def _ipdom(n_blocks: int, succ_ptr: np.ndarray, succ_idx: np.ndarray) -> np.ndarray:
+    """Immediate post-dominators from the CFG layer (virtual exit -> -1, the Trace convention)."""
+    from ..ir.graph import immediate_postdominators
+
+    ipdom = np.asarray(immediate_postdominators(n_blocks, succ_ptr, succ_idx, n_blocks - 1), np.int64).copy()
+    ipdom[n_blocks - 1] = -1
+    return ipdom
+
+
+def traces(max_blocks: int = 24, max_threads: int = 96, warp_sizes: Sequence[int] = (4, 8, 16, 32), **fixed):
+    """Hypothesis strategy drawing small random synthetic traces (keyword args fix parameters)."""
+    from hypothesis import strategies as st
+
+    @st.composite
+    def _traces(draw):
+        kw = dict(
+            n_blocks=draw(st.integers(2, max_blocks)),
+            warp_size=draw(st.sampled_from(tuple(warp_sizes))),
+            loop_prob=draw(st.floats(0.0, 0.4)),
+            exit_prob=draw(st.floats(0.0, 0.2)),
+            jump_prob=draw(st.floats(0.0, 0.2)),
+            switch_prob=draw(st.sampled_from((0.0, 0.05))),
+            barrier_prob=draw(st.sampled_from((0.0, 0.5, 1.0))),
+            divergence=draw(st.floats(0.0, 1.0)),
+            max_path_len=draw(st.integers(2, 96)),
+            seed=draw(st.integers(0, 2**32 - 1)),
+        )
+        n_ctas = draw(st.integers(1, 3))
+        per_cta = draw(st.integers(1, max(1, max_threads // n_ctas)))
+        kw.update(block=(per_cta, 1, 1), grid=(n_ctas, 1, 1), n_threads=None)
+        kw.update(fixed)
+        return synthetic(**kw)
+
+    return _traces()
+
+
+# `simt_fast.trace.synthetic` is this function once the package is imported; keep the strategy reachable.
+synthetic.traces = traces

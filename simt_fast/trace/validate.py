@@ -1,0 +1,250 @@
+"""Check every trace invariant of docs/DESIGN.md §3 (listed in docs/trace.md).
+
+``validate(trace_or_path)`` returns None or raises :class:`TraceError` whose message is one
+sentence naming the file (or kernel), the field, and where relevant the thread and step at
+fault. Checks run cheapest first, so the first broken invariant is the one reported. Path
+checks are vectorised numpy over chunks of the path array, so a trace with 10^8 steps is
+checked without a Python loop and without materialising 64-bit copies of the whole path.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Union
+
+import numpy as np
+
+from ..ir.model import OpClass
+from .model import Trace, TraceError
+
+# Path steps checked per numpy pass (bounds the temporaries to ~100 MB).
+STEP_CHUNK = 1 << 22
+
+
+def validate(trace_or_path: Union[Trace, str, Path], *, name: str | None = None) -> None:
+    """Raise TraceError (one sentence) at the first broken invariant; return None if all hold."""
+    if isinstance(trace_or_path, Trace):
+        trace = trace_or_path
+        name = name or f"trace of kernel '{trace.kernel}'"
+    else:
+        from .io import load
+
+        name = name or str(trace_or_path)
+        trace = load(trace_or_path)
+    _check_header(trace, name)
+    n_blocks = _check_cfg(trace, name)
+    _check_instrs(trace, name, n_blocks)
+    _check_paths(trace, name, n_blocks)
+    _check_mem(trace, name)
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def _int_array(trace, name, field, ndim=1, kinds="iu") -> np.ndarray:
+    arr = getattr(trace, field)
+    if not isinstance(arr, np.ndarray):
+        raise TraceError(f"{name}: field '{field}' must be a numpy array (got {type(arr).__name__})")
+    if arr.ndim != ndim:
+        raise TraceError(f"{name}: field '{field}' must be {ndim}-D (got shape {arr.shape})")
+    if arr.dtype.kind not in kinds:
+        raise TraceError(f"{name}: field '{field}' has dtype {arr.dtype}, expected an integer type")
+    return arr
+
+
+def _check_csr(name, field, ptr, n_rows, n_values, what_row) -> None:
+    if len(ptr) != n_rows + 1:
+        raise TraceError(f"{name}: '{field}' has {len(ptr)} entries but {n_rows} {what_row}s need {n_rows + 1}")
+    if ptr[0] != 0:
+        raise TraceError(f"{name}: '{field}' must start at 0 (got {ptr[0]})")
+    bad = np.flatnonzero(np.diff(ptr.astype(np.int64)) < 0)
+    if bad.size:
+        i = int(bad[0])
+        raise TraceError(f"{name}: '{field}' decreases at {what_row} {i} ({ptr[i]} -> {ptr[i + 1]}), so it is not a CSR offset array")
+    if ptr[-1] != n_values:
+        raise TraceError(f"{name}: '{field}' ends at {ptr[-1]} but there are {n_values} values")
+
+
+def _check_header(trace: Trace, name: str) -> None:
+    if not isinstance(trace.kernel, str) or not trace.kernel:
+        raise TraceError(f"{name}: header 'kernel' must be a non-empty string")
+    for field in ("grid", "block"):
+        dims = tuple(getattr(trace, field))
+        if len(dims) != 3 or any(int(d) < 1 for d in dims):
+            raise TraceError(f"{name}: header '{field}' must be 3 positive integers (got {dims})")
+
+
+def _check_cfg(trace: Trace, name: str) -> int:
+    block_start = _int_array(trace, name, "block_start")
+    n_blocks = len(block_start) - 1
+    if n_blocks < 2:
+        raise TraceError(f"{name}: the CFG needs at least an entry block and the virtual exit (block_start has {len(block_start)} entries)")
+    exit_block = n_blocks - 1
+    _check_csr(name, "block_start", block_start, n_blocks, len(trace.op_class), "block")
+    if block_start[-1] != block_start[-2]:
+        raise TraceError(f"{name}: the virtual exit block {exit_block} must own no instructions (block_start)")
+
+    succ_ptr = _int_array(trace, name, "succ_ptr")
+    succ_idx = _int_array(trace, name, "succ_idx")
+    _check_csr(name, "succ_ptr", succ_ptr, n_blocks, len(succ_idx), "block")
+    if succ_idx.size and (succ_idx.min() < 0 or succ_idx.max() >= n_blocks):
+        e = int(np.flatnonzero((succ_idx < 0) | (succ_idx >= n_blocks))[0])
+        raise TraceError(f"{name}: 'succ_idx' entry {e} is block {succ_idx[e]}, outside 0..{exit_block}")
+    n_succ = np.diff(succ_ptr.astype(np.int64))
+    if n_succ[exit_block] != 0:
+        raise TraceError(f"{name}: the virtual exit block {exit_block} must have no successors (succ_ptr)")
+    stuck = np.flatnonzero(n_succ[:exit_block] == 0)
+    if stuck.size:
+        raise TraceError(f"{name}: block {stuck[0]} has no successor, so threads reaching it could never exit (succ_ptr)")
+
+    ipdom = _int_array(trace, name, "ipdom")
+    if len(ipdom) != n_blocks:
+        raise TraceError(f"{name}: 'ipdom' has {len(ipdom)} entries for {n_blocks} blocks")
+    if ipdom[exit_block] != -1:
+        raise TraceError(f"{name}: 'ipdom' of the virtual exit block {exit_block} must be -1 (got {ipdom[exit_block]})")
+    body = ipdom[:exit_block].astype(np.int64)
+    bad = np.flatnonzero((body < 0) | (body >= n_blocks) | (body == np.arange(exit_block)))
+    if bad.size:
+        b = int(bad[0])
+        raise TraceError(f"{name}: 'ipdom' of block {b} is {ipdom[b]}, not another block in 0..{exit_block}")
+
+    if len(trace.label) != n_blocks:
+        raise TraceError(f"{name}: 'label' has {len(trace.label)} entries for {n_blocks} blocks")
+    has_barrier = np.asarray(trace.has_barrier)
+    if has_barrier.shape != (n_blocks,) or has_barrier.dtype != np.bool_:
+        raise TraceError(f"{name}: 'has_barrier' must be bool[{n_blocks}] (got {has_barrier.dtype}{list(has_barrier.shape)})")
+    return n_blocks
+
+
+def _check_instrs(trace: Trace, name: str, n_blocks: int) -> None:
+    n_instrs = int(trace.block_start[-1])
+    op_class = _int_array(trace, name, "op_class")
+    dst_reg = _int_array(trace, name, "dst_reg")
+    src_reg = _int_array(trace, name, "src_reg", ndim=2)
+    for field, arr in (("op_class", op_class), ("dst_reg", dst_reg)):
+        if len(arr) != n_instrs:
+            raise TraceError(f"{name}: '{field}' has {len(arr)} entries but block_start covers {n_instrs} instructions")
+    if src_reg.shape != (n_instrs, 3):
+        raise TraceError(f"{name}: 'src_reg' must have shape ({n_instrs}, 3) (got {src_reg.shape})")
+    if len(trace.text) != n_instrs:
+        raise TraceError(f"{name}: 'text' has {len(trace.text)} entries for {n_instrs} instructions")
+    n_classes = len(OpClass)
+    if n_instrs and (op_class.min() < 0 or op_class.max() >= n_classes):
+        i = int(np.flatnonzero((op_class < 0) | (op_class >= n_classes))[0])
+        raise TraceError(f"{name}: instruction {i} has op_class {op_class[i]}, not one of 0..{n_classes - 1} (OpClass)")
+    for field, arr in (("dst_reg", dst_reg), ("src_reg", src_reg)):
+        if arr.size and (arr.min() < -1 or arr.max() > np.iinfo(np.int16).max):
+            i = int(np.flatnonzero(((arr < -1) | (arr > np.iinfo(np.int16).max)).reshape(len(arr), -1).any(1))[0])
+            raise TraceError(f"{name}: instruction {i} has a '{field}' outside -1..32767 (-1 means none)")
+    # DESIGN §2: bar.sync is always the last instruction of its block, and has_barrier says so.
+    block_start = trace.block_start.astype(np.int64)
+    is_barrier = op_class == OpClass.BARRIER
+    if is_barrier.any():
+        last_of_block = np.zeros(n_instrs, np.bool_)
+        nonempty = block_start[1:] > block_start[:-1]
+        last_of_block[block_start[1:][nonempty] - 1] = True
+        misplaced = np.flatnonzero(is_barrier & ~last_of_block)
+        if misplaced.size:
+            i = int(misplaced[0])
+            b = int(np.searchsorted(block_start, i, side="right") - 1)
+            raise TraceError(f"{name}: barrier instruction {i} is not the last instruction of block {b}; barriers must end their block")
+    ends_in_barrier = np.zeros(n_blocks, np.bool_)
+    nonempty = block_start[1:] > block_start[:-1]
+    ends_in_barrier[nonempty] = is_barrier[block_start[1:][nonempty] - 1]
+    mismatch = np.flatnonzero(ends_in_barrier != trace.has_barrier)
+    if mismatch.size:
+        b = int(mismatch[0])
+        raise TraceError(
+            f"{name}: 'has_barrier' of block {b} is {bool(trace.has_barrier[b])} but the block "
+            f"{'ends' if ends_in_barrier[b] else 'does not end'} with a barrier instruction"
+        )
+
+
+def _thread_at(path_ptr: np.ndarray, i: int) -> tuple:
+    t = int(np.searchsorted(path_ptr, i, side="right") - 1)
+    return t, i - int(path_ptr[t])
+
+
+def _who(trace: Trace, t: int) -> str:
+    per_cta = max(trace.threads_per_cta, 1)
+    return f"thread {t} (CTA {t // per_cta}, thread {t % per_cta})"
+
+
+def _check_paths(trace: Trace, name: str, n_blocks: int) -> None:
+    exit_block = n_blocks - 1
+    path_ptr = _int_array(trace, name, "path_ptr")
+    path = _int_array(trace, name, "path")
+    n_threads = len(path_ptr) - 1
+    expected = trace.n_ctas * trace.threads_per_cta
+    if n_threads != expected:
+        raise TraceError(
+            f"{name}: the trace has {n_threads} thread paths but grid {tuple(trace.grid)} x block "
+            f"{tuple(trace.block)} launches {expected} threads (path_ptr)"
+        )
+    _check_csr(name, "path_ptr", path_ptr, n_threads, len(path), "thread")
+    ptr = path_ptr.astype(np.int64)
+    lengths = np.diff(ptr)
+    short = np.flatnonzero(lengths < 2)
+    if short.size:
+        t = int(short[0])
+        raise TraceError(f"{name}: {_who(trace, t)} has a path of {lengths[t]} blocks; every path runs from entry 0 to exit {exit_block}")
+    if n_threads == 0:
+        return
+    firsts = path[ptr[:-1]]
+    bad = np.flatnonzero(firsts != 0)
+    if bad.size:
+        t = int(bad[0])
+        raise TraceError(f"{name}: {_who(trace, t)} starts at block {firsts[t]} instead of the entry block 0")
+    lasts = path[ptr[1:] - 1]
+    bad = np.flatnonzero(lasts != exit_block)
+    if bad.size:
+        t = int(bad[0])
+        raise TraceError(
+            f"{name}: {_who(trace, t)} ends at block {lasts[t]} instead of the exit block {exit_block}, so its path is incomplete"
+        )
+
+    # Edge lookup: key = src * n_blocks + dst over the CSR successors, sorted for searchsorted.
+    succ_ptr = trace.succ_ptr.astype(np.int64)
+    src_of_edge = np.repeat(np.arange(n_blocks, dtype=np.int64), np.diff(succ_ptr))
+    edge_keys = np.unique(src_of_edge * n_blocks + trace.succ_idx.astype(np.int64))
+    thread_starts = np.zeros(len(path), np.bool_)
+    thread_starts[ptr[:-1]] = True
+    n_steps = len(path)
+    for lo in range(0, n_steps - 1, STEP_CHUNK):
+        hi = min(lo + STEP_CHUNK, n_steps - 1)  # steps i -> i+1 for i in [lo, hi)
+        a = path[lo:hi].astype(np.int64)
+        b = path[lo + 1 : hi + 1].astype(np.int64)
+        inside = ~thread_starts[lo + 1 : hi + 1]  # a step into a new thread's first block is not an edge
+        if (a >= n_blocks).any() or (b >= n_blocks).any():
+            i = lo + int(np.flatnonzero((a >= n_blocks) | (b >= n_blocks))[0])
+            i += 0 if path[i] >= n_blocks else 1
+            t, s = _thread_at(ptr, i)
+            raise TraceError(f"{name}: {_who(trace, t)} step {s} is block {path[i]}, outside the CFG's 0..{exit_block}")
+        # DESIGN §3: no thread leaves through the exit and keeps running.
+        early_exit = inside & (a == exit_block)
+        if early_exit.any():
+            i = lo + int(np.flatnonzero(early_exit)[0])
+            t, s = _thread_at(ptr, i)
+            raise TraceError(f"{name}: {_who(trace, t)} reaches the exit block {exit_block} at step {s} but its path continues")
+        keys = a * n_blocks + b
+        pos = np.searchsorted(edge_keys, keys)
+        pos[pos == len(edge_keys)] = 0
+        not_edge = inside & (edge_keys[pos] != keys) if len(edge_keys) else inside
+        if not_edge.any():
+            i = lo + int(np.flatnonzero(not_edge)[0])
+            t, s = _thread_at(ptr, i)
+            la, lb = trace.label[int(path[i])], trace.label[int(path[i + 1])]
+            names = f" ('{la}' -> '{lb}')" if la or lb else ""
+            raise TraceError(
+                f"{name}: {_who(trace, t)} step {s} goes from block {path[i]} to block {path[i + 1]}{names}, which is not a CFG edge"
+            )
+
+
+def _check_mem(trace: Trace, name: str) -> None:
+    if trace.mem_ptr is None and trace.mem_addr is None:
+        return
+    if trace.mem_ptr is None or trace.mem_addr is None:
+        raise TraceError(f"{name}: '/mem' needs both mem_ptr and mem_addr")
+    mem_ptr = _int_array(trace, name, "mem_ptr")
+    mem_addr = _int_array(trace, name, "mem_addr")
+    _check_csr(name, "mem_ptr", mem_ptr, trace.n_threads, len(mem_addr), "thread")

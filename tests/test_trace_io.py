@@ -1,0 +1,188 @@
+"""Trace files: save/load round trip, streaming writer, atomicity, digest (DESIGN §3)."""
+
+import h5py
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from simt_fast.trace import SCHEMA, Trace, TraceError, TraceWriter, synthetic
+from simt_fast.trace.io import CFG_FIELDS, INSTR_FIELDS, path_dtype, read_header
+from simt_fast.trace.synthetic import traces
+
+ARRAYS = (*CFG_FIELDS, *INSTR_FIELDS, "path_ptr", "path")
+
+
+def tiny_trace(**kw) -> Trace:
+    """A hand-built if/else kernel: 0 -> {1, 2} -> 3 -> exit 4; four threads, one per branch side."""
+    t = Trace(
+        kernel="ifelse",
+        grid=(1, 1, 1),
+        block=(4, 1, 1),
+        source_sha256="ab" * 32,
+        block_start=np.array([0, 2, 3, 4, 5, 5], np.int32),
+        succ_ptr=np.array([0, 2, 3, 4, 5, 5], np.int32),
+        succ_idx=np.array([1, 2, 3, 3, 4], np.int32),
+        ipdom=np.array([3, 3, 3, 4, -1], np.int32),
+        label=["", "$L1", "$L2", "$L3", "<exit>"],
+        has_barrier=np.zeros(5, np.bool_),
+        op_class=np.array([0, 6, 2, 0, 8], np.uint8),
+        dst_reg=np.array([0, -1, 1, 2, -1], np.int16),
+        src_reg=np.array([[-1, -1, -1], [0, -1, -1], [0, -1, -1], [1, -1, -1], [-1, -1, -1]], np.int16),
+        text=["setp.lt.s32 %p0, %r1, 2;", "@%p0 bra $L2;", "ld.global.u32 %r2, [%rd1];", "add.s32 %r3, %r2, 1;", "ret;"],
+        path_ptr=np.array([0, 4, 8, 12, 16], np.int64),
+        path=np.array([0, 1, 3, 4, 0, 2, 3, 4, 0, 1, 3, 4, 0, 2, 3, 4], np.uint16),
+    )
+    for k, v in kw.items():
+        setattr(t, k, v)
+    return t
+
+
+def assert_same(a: Trace, b: Trace):
+    for k in ARRAYS:
+        x, y = getattr(a, k), getattr(b, k)
+        assert np.array_equal(x, y), k
+    assert a.path.dtype == b.path.dtype == path_dtype(a.n_blocks)
+    assert (a.kernel, tuple(a.grid), tuple(a.block), a.source_sha256) == (b.kernel, tuple(b.grid), tuple(b.block), b.source_sha256)
+    assert a.label == b.label and a.text == b.text
+    assert a.digest() == b.digest()
+
+
+def test_round_trip_hand_built(tmp_path):
+    t = tiny_trace(attrs={"workload": "ifelse", "size": 4, "args": [1, 2, 3]})
+    t.save(tmp_path / "t.h5")
+    u = Trace.load(tmp_path / "t.h5")
+    assert_same(t, u)
+    assert u.attrs == {"workload": "ifelse", "size": 4, "args": [1, 2, 3]}
+    for k, dt in {**CFG_FIELDS, **INSTR_FIELDS}.items():
+        assert getattr(u, k).dtype == dt, k
+
+
+def test_file_layout_matches_design(tmp_path):
+    tiny_trace().save(tmp_path / "t.h5")
+    with h5py.File(tmp_path / "t.h5") as f:
+        assert f.attrs["schema"] == SCHEMA
+        assert list(f.attrs["grid"]) == [1, 1, 1] and list(f.attrs["block"]) == [4, 1, 1]
+        for key in ("kernel", "source_sha256", "simt_fast_version", "created"):
+            assert key in f.attrs
+        assert set(f["cfg"]) == {"block_start", "succ_ptr", "succ_idx", "ipdom", "label", "has_barrier"}
+        assert set(f["instr"]) == {"op_class", "dst_reg", "src_reg", "text"}
+        path = f["threads/path"]
+        assert path.dtype == np.uint16 and path.chunks is not None and path.compression == "gzip"
+        assert f["threads/path_ptr"].dtype == np.int64
+        assert f["cfg/label"].asstr()[1] == "$L1"
+        assert "mem" not in f
+
+
+def test_mem_group_round_trip(tmp_path):
+    t = tiny_trace(mem_ptr=np.array([0, 1, 1, 2, 2], np.int64), mem_addr=np.array([64, 1 << 40], np.uint64))
+    t.save(tmp_path / "m.h5")
+    u = Trace.load(tmp_path / "m.h5")
+    assert np.array_equal(u.mem_ptr, t.mem_ptr) and np.array_equal(u.mem_addr, t.mem_addr)
+    assert u.mem_addr.dtype == np.uint64
+    assert u.digest() == t.digest() != tiny_trace().digest()
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(trace=traces())
+def test_round_trip_synthetic(tmp_path, trace):
+    p = tmp_path / "s.h5"
+    trace.save(p)
+    assert_same(trace, Trace.load(p))
+
+
+def test_path_dtype_widens_past_uint16(tmp_path):
+    n_blocks = 70_000  # block ids above 65535 need uint32 (DESIGN §3)
+    block_start = np.zeros(n_blocks + 1, np.int32)
+    block_start[1:] = 1
+    succ_ptr = np.arange(n_blocks + 1, dtype=np.int32)
+    succ_ptr[-1] = n_blocks - 1
+    succ_idx = np.arange(1, n_blocks, dtype=np.int32)
+    ipdom = np.append(np.arange(1, n_blocks, dtype=np.int32), -1)
+    t = Trace(kernel="chain", grid=(1, 1, 1), block=(1, 1, 1), block_start=block_start, succ_ptr=succ_ptr,
+              succ_idx=succ_idx, ipdom=ipdom, label=[""] * n_blocks, has_barrier=np.zeros(n_blocks, np.bool_),
+              op_class=np.array([8], np.uint8), dst_reg=np.array([-1], np.int16),
+              src_reg=np.full((1, 3), -1, np.int16), text=["ret;"],
+              path_ptr=np.array([0, 2], np.int64), path=np.array([0, n_blocks - 1], np.uint32))
+    t.save(tmp_path / "w.h5")
+    u = Trace.load(tmp_path / "w.h5")
+    assert u.path.dtype == np.uint32 and u.path[-1] == n_blocks - 1
+
+
+def test_streaming_writer_equals_one_shot(tmp_path):
+    t = synthetic(20, 6 * 32, 7, block=(32, 1, 1))
+    t.save(tmp_path / "one.h5")
+    cfg = {k: getattr(t, k) for k in (*CFG_FIELDS, *INSTR_FIELDS, "label", "text")}
+    with TraceWriter(tmp_path / "many.h5", kernel=t.kernel, grid=t.grid, block=t.block, cfg=cfg, attrs=t.attrs) as w:
+        for cta in range(t.n_ctas):  # one CTA per batch, local CSR offsets as the emulator produces them
+            lo, hi = cta * 32, (cta + 1) * 32
+            ptr = t.path_ptr[lo : hi + 1]
+            w.append(ptr - ptr[0], t.path[ptr[0] : ptr[-1]])
+        w.append(np.zeros(1, np.int64), np.zeros(0, np.uint16))  # an empty batch is harmless
+    one, many = Trace.load(tmp_path / "one.h5"), Trace.load(tmp_path / "many.h5")
+    assert_same(one, many)
+    assert one.digest() == many.digest() == t.digest()
+
+
+def test_failed_launch_leaves_no_file(tmp_path):
+    t = tiny_trace()
+    cfg = {k: getattr(t, k) for k in (*CFG_FIELDS, *INSTR_FIELDS, "label", "text")}
+    target = tmp_path / "t.h5"
+    with pytest.raises(RuntimeError, match="emulator blew up"):
+        with TraceWriter(target, kernel="k", grid=(1, 1, 1), block=(4, 1, 1), cfg=cfg) as w:
+            w.append([0, 4], [0, 1, 3, 4])
+            raise RuntimeError("emulator blew up")
+    assert list(tmp_path.iterdir()) == []
+    # An incomplete launch (fewer threads than grid x block) is refused at close, also without a file.
+    with pytest.raises(TraceError, match="wrote 1 thread paths but grid .* has 4 threads"):
+        with TraceWriter(target, kernel="k", grid=(1, 1, 1), block=(4, 1, 1), cfg=cfg) as w:
+            w.append([0, 4], [0, 1, 3, 4])
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_existing_file_survives_a_failed_rewrite(tmp_path):
+    t = tiny_trace()
+    t.save(tmp_path / "t.h5")
+    before = (tmp_path / "t.h5").read_bytes()
+    cfg = {k: getattr(t, k) for k in (*CFG_FIELDS, *INSTR_FIELDS, "label", "text")}
+    with pytest.raises(TraceError):
+        with TraceWriter(tmp_path / "t.h5", kernel="k", grid=(1, 1, 1), block=(4, 1, 1), cfg=cfg) as w:
+            w.append([0, 2], [0, 9])  # block 9 does not exist
+    assert (tmp_path / "t.h5").read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.h5"]
+
+
+def test_writer_rejects_bad_batches(tmp_path):
+    t = tiny_trace()
+    cfg = {k: getattr(t, k) for k in (*CFG_FIELDS, *INSTR_FIELDS, "label", "text")}
+    w = TraceWriter(tmp_path / "t.h5", kernel="k", grid=(1, 1, 1), block=(4, 1, 1), cfg=cfg)
+    with pytest.raises(TraceError, match="starting at 0"):
+        w.append([1, 4], [0, 1, 3, 4])
+    with pytest.raises(TraceError, match="end at len"):
+        w.append([0, 3], [0, 1, 3, 4])
+    with pytest.raises(TraceError, match="mem_ptr and mem_addr"):
+        TraceWriter(tmp_path / "u.h5", kernel="k", grid=(1, 1, 1), block=(1, 1, 1), cfg=cfg, with_mem=True).append(
+            [0, 4], [0, 1, 3, 4])
+    w.abort()
+    with pytest.raises(TraceError, match="missing ipdom"):
+        TraceWriter(tmp_path / "v.h5", kernel="k", grid=(1, 1, 1), block=(1, 1, 1),
+                    cfg={k: v for k, v in cfg.items() if k != "ipdom"})
+
+
+def test_digest_is_content_only(tmp_path):
+    t = tiny_trace()
+    t.save(tmp_path / "a.h5")
+    t.save(tmp_path / "b.h5")  # another file, another `created` stamp
+    a, b = Trace.load(tmp_path / "a.h5"), Trace.load(tmp_path / "b.h5")
+    assert a.digest() == b.digest() == t.digest()
+    assert len(t.digest()) == 64
+    assert tiny_trace(path=t.path.astype(np.uint32)).digest() == t.digest()  # dtype width is not content
+    changed = tiny_trace(path=np.array([0, 2, 3, 4, 0, 2, 3, 4, 0, 1, 3, 4, 0, 2, 3, 4], np.uint16))
+    assert changed.digest() != t.digest()
+    assert tiny_trace(kernel="other").digest() != t.digest()
+    assert tiny_trace(grid=(4, 1, 1), block=(1, 1, 1)).digest() != t.digest()
+
+
+def test_read_header_without_paths(tmp_path):
+    tiny_trace().save(tmp_path / "t.h5")
+    h = read_header(tmp_path / "t.h5")
+    assert h["kernel"] == "ifelse" and h["n_threads"] == 4 and h["n_steps"] == 16 and h["n_blocks"] == 5
