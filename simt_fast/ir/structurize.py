@@ -1,0 +1,323 @@
+"""Unstructured-to-structured control-flow transformation (seed 002 §3).
+
+The four-step loop of the paper, on a graph whose nodes map 1:1 onto basic blocks:
+
+1. build the control tree (collapse block / if-then / if-then-else / case / self-loop / while /
+   do-while patterns, :mod:`simt_fast.ir.control_tree`);
+2. stop if it reduced to one node; otherwise look at the stuck graph:
+3. innermost stuck loop first (so children are structured before their parents):
+   * several entries  -> **Backward Copy**: peel the part of the first iteration reachable from the
+     extra entries up to the header and point the extra entries at the peeled copy;
+   * exits other than one edge taken every iteration -> **Cut**: every exit edge and back edge sets
+     an exit flag (and one flag per exit target) and jumps to a new single latch, which loops back or
+     leaves to a chain of flag tests that resumes at the right target;
+   * otherwise the loop body (back edges to a virtual *continue*, the exit to a virtual *break*) is
+     an acyclic region for Forward Copy;
+   with no stuck loop left, the whole (loop-collapsed) graph is acyclic: **Forward Copy** duplicates
+   the sub-graph between a shared target v and the post-dominator where its predecessor's paths meet,
+   latest shared target first (Fig. 10: E2 before E1);
+4. rebuild the control tree and repeat.
+
+Termination: Backward Copy leaves the loop single-entry; after a Cut the loop's only exit is its
+latch; each Forward Copy strictly grows the node count of an acyclic region without changing its
+number of entry-to-node paths (its depth-first unfolding), which bounds it.
+
+:func:`structurize` accepts a :class:`FlowGraph` (abstract blocks with sizes) or an IR ``Function`` /
+``Module``; the IR flavour lives in :mod:`simt_fast.ir.structurize_ir` terms below (duplicated
+blocks get fresh labels, Cut adds ``.reg .pred`` flags and ``setp``/``bra`` code).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Optional, Sequence
+
+from . import control_tree as ct
+
+
+class StructurizeError(ValueError):
+    """The transformation cannot proceed (unsupported construct or expansion limit)."""
+
+
+@dataclass
+class FlowGraph:
+    """A CFG with positional successors, as the structurizer edits it.
+
+    ``origin[b]`` is the original block a block copies (itself for originals, ``-1`` for blocks the
+    Cut inserts); ``synth[b]`` describes an inserted block: ``("set", {flag: bool})`` (one
+    successor), ``("test", flag)`` (successors [taken when flag is true, otherwise]) or ``("ret",)``.
+    ``size[b]`` is its instruction count.
+    """
+
+    succs: list
+    entry: int = 0
+    exit: Optional[int] = None
+    origin: list = field(default_factory=list)
+    synth: list = field(default_factory=list)
+    size: list = field(default_factory=list)
+    n_flags: int = 0
+
+    def __post_init__(self):
+        n = len(self.succs)
+        self.succs = [list(s) for s in self.succs]
+        if not self.origin:
+            self.origin = list(range(n))
+        if not self.synth:
+            self.synth = [None] * n
+        if not self.size:
+            self.size = [0 if b == self.exit else 1 for b in range(n)]
+
+    @classmethod
+    def from_edges(cls, n: int, edges: Sequence, entry: int = 0, exit: Optional[int] = None, size=None):
+        succs = [[] for _ in range(n)]
+        for u, v in edges:
+            succs[u].append(v)
+        return cls(succs, entry, exit, size=list(size) if size else [])
+
+    @property
+    def n(self) -> int:
+        return len(self.succs)
+
+    def add_block(self, succs, origin=-1, synth=None, size=1) -> int:
+        self.succs.append(list(succs))
+        self.origin.append(origin)
+        self.synth.append(synth)
+        self.size.append(size)
+        return len(self.succs) - 1
+
+    def code_size(self) -> int:
+        live = ct._reachable(self.n, self.succs, self.entry)
+        return sum(self.size[b] for b in range(self.n) if live[b])
+
+    def control_tree(self) -> ct.ControlTree:
+        return ct.build_control_tree(self.n, self.succs, self.entry, self.exit)
+
+
+@dataclass
+class StructStats:
+    """Table 2 of seed 002, for one kernel."""
+
+    branch_instructions: int = 0
+    cuts: int = 0
+    forward_copies: int = 0
+    backward_copies: int = 0
+    old_code_size: int = 0
+    new_code_size: int = 0
+    transform_ms: float = 0.0
+
+    @property
+    def static_expansion_pct(self) -> float:
+        return 100.0 * (self.new_code_size - self.old_code_size) / self.old_code_size if self.old_code_size else 0.0
+
+    def to_dict(self) -> dict:
+        return {
+            "branch_instructions": self.branch_instructions,
+            "cuts": self.cuts,
+            "forward_copies": self.forward_copies,
+            "backward_copies": self.backward_copies,
+            "old_code_size": self.old_code_size,
+            "new_code_size": self.new_code_size,
+            "static_expansion_pct": round(self.static_expansion_pct, 2),
+            "transform_ms": round(self.transform_ms, 3),
+        }
+
+
+# ---------------------------------------------------------------------------------------------
+# The three primitive transformations on real blocks
+# ---------------------------------------------------------------------------------------------
+
+
+def _copy_blocks(g: FlowGraph, blocks: Sequence[int]) -> dict:
+    """Duplicate ``blocks``; edges between them go to the copies, others keep their targets."""
+    mapping = {}
+    for b in blocks:
+        mapping[b] = g.add_block([], g.origin[b], g.synth[b], g.size[b])
+    for b in blocks:
+        g.succs[mapping[b]] = [mapping.get(s, s) for s in g.succs[b]]
+    return mapping
+
+
+def _redirect(g: FlowGraph, srcs, old: int, new: int) -> None:
+    for u in srcs:
+        g.succs[u] = [new if s == old else s for s in g.succs[u]]
+
+
+def forward_copy(g: FlowGraph, ag: ct.AbstractGraph, u, v, region: Sequence) -> list:
+    """Give the abstract edge u -> v its own copy of ``region`` (the abstract nodes reached from v
+    before the point where u's paths meet). Returns the new blocks."""
+    blocks = sorted(b for a in region for b in ag.node[a].blocks)
+    target = ag.node[v].entry
+    srcs = [b for b in ag.node[u].blocks if target in g.succs[b]]
+    mapping = _copy_blocks(g, blocks)
+    _redirect(g, srcs, target, mapping[target])
+    return list(mapping.values())
+
+
+def backward_copy(g: FlowGraph, ag: ct.AbstractGraph, comp: Sequence, header) -> list:
+    """Loop peeling: copy what the extra entries reach inside the loop before the header, and
+    point every edge entering the loop elsewhere than the header at the copy (Fig. 9)."""
+    loop_blocks = {b for a in comp for b in ag.node[a].blocks}
+    h = ag.node[header].entry
+    extra = [ag.node[e].entry for e in ag.loop_entries(comp) if e != header]
+    peel, stack = set(extra), list(extra)
+    while stack:
+        b = stack.pop()
+        for s in g.succs[b]:
+            if s in loop_blocks and s != h and s not in peel:
+                peel.add(s)
+                stack.append(s)
+    outside = [b for b in range(g.n) if b not in loop_blocks]
+    mapping = _copy_blocks(g, sorted(peel))
+    copies = set(mapping.values())
+    for p in outside:
+        if p in copies:
+            continue
+        g.succs[p] = [mapping[s] if s in peel and s in extra else s for s in g.succs[p]]
+    return sorted(copies)
+
+
+def cut(g: FlowGraph, ag: ct.AbstractGraph, comp: Sequence, header) -> list:
+    """Move every exit of the loop to one latch (Fig. 8): exit edges set ``exit`` and the flag of
+    their target, back edges clear ``exit``; the latch loops back while ``exit`` is clear and then
+    tests the flags in turn to resume at the right place after the loop."""
+    loop_blocks = {b for a in comp for b in ag.node[a].blocks}
+    h = ag.node[header].entry
+    exit_edges, back_edges, targets = [], [], []
+    for b in sorted(loop_blocks):
+        for k, s in enumerate(g.succs[b]):
+            if s not in loop_blocks:
+                exit_edges.append((b, k, s))
+                if s not in targets:
+                    targets.append(s)
+            elif s == h:
+                back_edges.append((b, k))
+    exit_flag = g.n_flags
+    target_flags = list(range(g.n_flags + 1, g.n_flags + len(targets)))  # last target is the default
+    g.n_flags += len(targets)
+    new = []
+    resume = []
+    for x in targets:
+        if x == g.exit:
+            # a return from inside the loop becomes a return after it
+            x = g.add_block([g.exit], synth=("ret",), size=1)
+            new.append(x)
+        resume.append(x)
+    # flag tests after the loop, the last target taken when no flag is set
+    nxt = resume[-1]
+    for i in range(len(targets) - 2, -1, -1):
+        nxt = g.add_block([resume[i], nxt], synth=("test", target_flags[i]), size=2)
+        new.append(nxt)
+    latch = g.add_block([nxt, h], synth=("test", exit_flag), size=2)
+    new.append(latch)
+    for b, k in back_edges:
+        stub = g.add_block([latch], synth=("set", {exit_flag: False}), size=2)
+        g.succs[b][k] = stub
+        new.append(stub)
+    for b, k, s in exit_edges:
+        i = targets.index(s)
+        flags = {exit_flag: True}
+        flags.update({f: (j == i) for j, f in enumerate(target_flags)})
+        stub = g.add_block([latch], synth=("set", flags), size=len(flags) + 1)
+        g.succs[b][k] = stub
+        new.append(stub)
+    return new
+
+
+# ---------------------------------------------------------------------------------------------
+# The driver
+# ---------------------------------------------------------------------------------------------
+
+
+def _acyclic_region_from(sl, start, stop) -> list:
+    seen, stack = {start}, [start]
+    while stack:
+        x = stack.pop()
+        for s in sl[x]:
+            if s != stop and s not in seen:
+                seen.add(s)
+                stack.append(s)
+    return sorted(seen)
+
+
+def _forward_copy_step(g, ag, ids, sl, entry, sink, virtual=()) -> bool:
+    cands = ct.forward_copy_candidates(sl, entry, sink, virtual)
+    if not cands:
+        return False
+    u, v, stop = cands[0]
+    region = _acyclic_region_from(sl, v, stop)
+    if any(x in virtual or x == sink for x in region):
+        raise StructurizeError("internal: a forward-copy region reached a virtual node")
+    forward_copy(g, ag, ids[u], ids[v], [ids[x] for x in region])
+    return True
+
+
+def structurize_graph(g: FlowGraph, max_blocks: int = 100_000, log: Optional[list] = None):
+    """Structurize ``g`` in place; returns (g, StructStats). ``log`` receives (step, detail) pairs."""
+    t0 = time.perf_counter()
+    stats = StructStats(
+        branch_instructions=sum(1 for b in range(g.n) if len(set(g.succs[b])) > 1),
+        old_code_size=g.code_size(),
+    )
+    while True:
+        if g.n > max_blocks:
+            raise StructurizeError(
+                f"structurizing stopped after growing to {g.n} blocks (limit {max_blocks}): "
+                "Forward Copy expands this CFG exponentially")
+        ag = ct.AbstractGraph(g.n, g.succs, g.entry, g.exit)
+        ag.reduce_patterns()
+        if ag.is_reduced:
+            break
+        loop = ag.innermost_loop()
+        if loop is not None:
+            comp, header = loop
+            if len(ag.loop_entries(comp)) > 1:
+                new = backward_copy(g, ag, comp, header)
+                stats.backward_copies += 1
+                _note(log, "backward_copy", ag, header, new)
+                continue
+            if ct.loop_needs_cut(ag, comp, header):
+                new = cut(g, ag, comp, header)
+                stats.cuts += 1
+                _note(log, "cut", ag, header, new)
+                continue
+            ids, sl, K, B, T, _ = ct.loop_body_graph(ag, comp, header)
+            if _forward_copy_step(g, ag, ids, sl, 0, T, (K, B)):
+                stats.forward_copies += 1
+                _note(log, "forward_copy", ag, header, [])
+                continue
+            raise StructurizeError("internal: a single-entry, single-exit loop did not reduce")
+        if g.exit is None:
+            raise StructurizeError("an acyclic CFG without an exit block cannot be structurized")
+        ids, index, sl = ag.compact()
+        if _forward_copy_step(g, ag, ids, sl, index[ag.entry], index[g.exit]):
+            stats.forward_copies += 1
+            _note(log, "forward_copy", ag, ag.entry, [])
+            continue
+        raise StructurizeError("internal: no transformation applies to an unstructured acyclic CFG")
+    _prune_unreachable(g)
+    stats.new_code_size = g.code_size()
+    stats.transform_ms = (time.perf_counter() - t0) * 1e3
+    return g, stats
+
+
+def _note(log, step, ag, where, new):
+    if log is not None:
+        log.append((step, {"at_block": ag.node[where].entry if where in ag.node else where, "new_blocks": list(new)}))
+
+
+def _prune_unreachable(g: FlowGraph) -> None:
+    """Blocks no longer reachable (a fully redirected original) are dropped from the code size but
+    kept as ids, so ``origin`` stays valid; callers that emit code skip them."""
+    g.live = ct._reachable(g.n, g.succs, g.entry)
+
+
+def structurize(target, **kw):
+    """Structurize a :class:`FlowGraph` or an IR ``Function``/``Module`` -> (result, StructStats).
+
+    For IR input the result is a new ``Function`` (or ``Module`` with every kernel transformed)."""
+    if isinstance(target, FlowGraph):
+        return structurize_graph(target, **kw)
+    from . import structurize_ir
+
+    return structurize_ir.structurize_ir(target, **kw)
