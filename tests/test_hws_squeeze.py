@@ -93,7 +93,7 @@ def test_exchange_sort_tie_break_matches_appendix_a():
     assert ref.quarter_rank_order([1, 1, 2]) == [2, 1, 0]
     counts = np.array([1, 1, 2], np.int64)
     order = np.empty(3, np.int64)
-    hws._rank_quarters(counts, order)
+    hws._rank_quarters(counts, order, 3)
     assert order.tolist() == [2, 1, 0] and counts.tolist() == [2, 1, 1]
     # the tie decides where threads go: q1 (rank 1) receives lane 0 from q0 (rank 2), not vice versa
     warp = [0, HOLE, HOLE, 3, 4, 5]  # simd 2: q0 = {0}, q1 = {3}, q2 = {4, 5}

@@ -38,13 +38,12 @@ _ALL_BITS = np.uint64(0xFFFFFFFFFFFFFFFF)
 # first saw a small int (int64) would refuse a full 64-slot mask (>= 2**63) from Python.
 # --------------------------------------------------------------------------------------------
 @jit
-def _rank_quarters(counts, order):
-    """Sort quarter ids by descending count in place, with the thesis' exchange sort.
+def _rank_quarters(counts, order, n):
+    """Sort the first ``n`` quarter ids by descending count in place, with the thesis' exchange sort.
 
     Appendix A's pairwise exchange is not stable; which of two equally full quarters becomes
     the recipient decides where threads land, so the exact sort is kept.
     """
-    n = counts.shape[0]
     for i in range(n):
         order[i] = i
     for i in range(n - 1):
@@ -60,7 +59,15 @@ def _rank_quarters(counts, order):
 
 @jit
 def _squeeze_into(slots, out, simd_width):
-    """Squeeze ``slots`` into ``out`` (same length); returns the number of threads moved.
+    """Squeeze ``slots`` into ``out`` (same length); returns the number of threads moved."""
+    n_quarters = slots.shape[0] // simd_width
+    return _squeeze_scratch(slots, out, simd_width, np.empty(n_quarters, np.int64), np.empty(n_quarters, np.int64))
+
+
+@jit
+def _squeeze_scratch(slots, out, simd_width, counts, order):
+    """``_squeeze_into`` with caller-provided int64 scratch ``counts``/``order`` (n_quarters each),
+    so a hot loop squeezing many warps allocates nothing per warp.
 
     Recipients are the fullest quarters first; each hole of a recipient is filled from the
     emptiest quarter that has a thread in the same lane (seed 003 §4.1 steps 1-4, Fig. 4.2).
@@ -71,13 +78,12 @@ def _squeeze_into(slots, out, simd_width):
     """
     warp_size = slots.shape[0]
     n_quarters = warp_size // simd_width
-    counts = np.zeros(n_quarters, np.int64)
-    order = np.empty(n_quarters, np.int64)
+    counts[:n_quarters] = 0
     for s in range(warp_size):
         out[s] = slots[s]
         if slots[s] >= 0:
             counts[s // simd_width] += 1
-    _rank_quarters(counts, order)
+    _rank_quarters(counts, order, n_quarters)
     n_moves = 0
     for rank in range(n_quarters - 1):
         if counts[rank] == simd_width:  # a full quarter has no hole to fill
@@ -99,8 +105,11 @@ def _squeeze_into(slots, out, simd_width):
 @jit
 def _squeeze_batch(slots, out, simd_width, moves):
     """``_squeeze_into`` over the rows of 2-D ``slots`` (one warp per row)."""
+    n_quarters = slots.shape[1] // simd_width
+    counts = np.empty(n_quarters, np.int64)
+    order = np.empty(n_quarters, np.int64)
     for w in range(slots.shape[0]):
-        moves[w] = _squeeze_into(slots[w], out[w], simd_width)
+        moves[w] = _squeeze_scratch(slots[w], out[w], simd_width, counts, order)
 
 
 @jit
@@ -193,19 +202,26 @@ def squeezed_quarter_count(active_mask, warp_size, simd_width):
 
 @jit
 def _squeeze_mask(active_mask, warp_size, simd_width):
-    """The squeeze of ``_squeeze_into`` on a bit-packed mask (bit s = slot s); returns the mask.
+    """The squeeze of ``_squeeze_into`` on a bit-packed mask (bit s = slot s); returns the mask."""
+    n_quarters = warp_size // simd_width
+    return _squeeze_mask_scratch(active_mask, warp_size, simd_width,
+                                 np.empty(n_quarters, np.int64), np.empty(n_quarters, np.int64))
+
+
+@jit
+def _squeeze_mask_scratch(active_mask, warp_size, simd_width, counts, order):
+    """``_squeeze_mask`` with caller-provided int64 scratch (n_quarters each).
 
     Same ranking and the same recipient/donor scan, so the positions match the slot form
     exactly; only thread identities are not tracked.
     """
     mask = np.uint64(active_mask) & _low_bits(warp_size)
     n_quarters = warp_size // simd_width
-    counts = np.zeros(n_quarters, np.int64)
-    order = np.empty(n_quarters, np.int64)
+    counts[:n_quarters] = 0
     for s in range(warp_size):
         if (mask >> np.uint64(s)) & _ONE:
             counts[s // simd_width] += 1
-    _rank_quarters(counts, order)
+    _rank_quarters(counts, order, n_quarters)
     for rank in range(n_quarters - 1):
         if counts[rank] == simd_width:
             continue
