@@ -249,3 +249,8 @@ def test_kernels_are_callable_from_numba_code():
     moves, qmask, qcount, smask, active, mergeable, ok, conflicts = core_like(warp, 8, out, female)
     assert (moves, qmask, qcount, active, mergeable, ok, conflicts) == (5, 0b0011, 2, 2, True, True, 0)
     assert smask == to_mask(FIG_4_3_SQUEEZED)
+
+
+def test_format_slots_draws_lanes_as_rows_and_quarters_as_columns():
+    text = hws.format_slots([0, HOLE, 2, 3], 2, "w")
+    assert text.splitlines() == ["w", "lane | q0 q1", "   0 |  0  2", "   1 |  .  3"]

@@ -425,3 +425,24 @@ def estimate_from_occupancy(occupancy_hist, simd_width) -> float:
         raise ValueError(f"simd_width {simd_width} must divide the warp size {warp_size} implied by occupancy_hist")
     quarters = -(-np.arange(warp_size + 1) // simd_width)
     return estimate_from_hist(np.bincount(quarters, weights=hist, minlength=warp_size // simd_width + 1))
+
+
+def format_slots(slots, simd_width, title: str = "") -> str:
+    """ASCII slot diagram in the thesis' orientation: one row per lane, one column per quarter.
+
+    Holes print as ``.``; the header names the quarters (q0 is issued first). Used by
+    ``docs/hws.md`` and handy when debugging a mechanism::
+
+        lane | q0 q1 q2 q3
+           0 |  0  .  .  .
+    """
+    arr = check_slots(slots, simd_width)
+    simd_width = int(simd_width)
+    grid = arr.reshape(-1, simd_width).T  # [lane, quarter]
+    width = max(2, *(len(str(t)) for t in arr))
+    lines = [title] if title else []
+    lines.append("lane | " + " ".join(f"q{q}".rjust(width) for q in range(grid.shape[1])))
+    for lane, row in enumerate(grid):
+        cells = " ".join(("." if t < 0 else str(t)).rjust(width) for t in row)
+        lines.append(f"{lane:>4} | {cells}")
+    return "\n".join(lines)
