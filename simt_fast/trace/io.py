@@ -21,6 +21,7 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 import os
+import re
 import secrets
 from pathlib import Path
 from typing import Mapping, Optional
@@ -353,11 +354,14 @@ def parse_schema(name: str, schema) -> int:
 def _open_error(name: str, err: Exception) -> TraceError:
     msg = str(err)
     low = msg.lower()
-    if "signature" in low:
+    if "file signature" in low:
         return TraceError(f"{name} is not an HDF5 file, so it cannot be a simt-fast trace")
     if "truncated" in low or "eof" in low:
         return TraceError(f"{name} is truncated (the HDF5 file ends early); re-generate the trace")
-    return TraceError(f"{name} could not be read as an HDF5 trace file ({msg.strip().rstrip('.')}); it may be corrupt")
+    # h5py wraps the HDF5 reason in "Can't synchronously read data (<reason>)": keep the reason.
+    inner = re.search(r"\((.*)\)\s*$", msg)
+    reason = (inner.group(1) if inner else msg).strip().rstrip(".")
+    return TraceError(f"{name} is corrupt (HDF5 reports: {reason}); re-generate the trace")
 
 
 def open_checked(path) -> h5py.File:

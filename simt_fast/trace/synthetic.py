@@ -33,6 +33,8 @@ it takes one, so every loop terminates.
 
 from __future__ import annotations
 
+import bisect
+import itertools
 from typing import Optional, Sequence
 
 import numpy as np
@@ -228,6 +230,33 @@ def walk_paths_reference(succ_ptr, succ_idx, succ_cum, deviate, dist, threads_pe
 # ---------------------------------------------------------------------------------------------
 
 
+class _Draws:
+    """Scalar random draws from a numpy Generator, buffered (a scalar Generator call costs ~1-5 us)."""
+
+    def __init__(self, rng: np.random.Generator, buffer: int = 4096):
+        self.rng = rng
+        self._size = buffer
+        self._buf: list = []
+
+    def random(self) -> float:
+        if not self._buf:
+            self._buf = self.rng.random(self._size).tolist()[::-1]
+        return self._buf.pop()
+
+    def integers(self, lo: int, hi: Optional[int] = None) -> int:
+        """Uniform integer in [lo, hi) (or [0, lo))."""
+        if hi is None:
+            lo, hi = 0, lo
+        return lo + min(int(self.random() * (hi - lo)), hi - lo - 1)
+
+    def uniform(self, lo: float, hi: float) -> float:
+        return lo + (hi - lo) * self.random()
+
+    def weighted(self, cum) -> int:
+        """Index drawn with cumulative weights ``cum`` (last entry = total)."""
+        return min(bisect.bisect_right(cum, self.random() * cum[-1]), len(cum) - 1)
+
+
 def _distance_to_exit(n_blocks: int, succ: list) -> np.ndarray:
     """Edges on a shortest path to the exit per block (BFS on the reversed graph); -1 if none."""
     preds = [[] for _ in range(n_blocks)]
@@ -283,26 +312,30 @@ class _CFGBuilder:
 
     def _place_loops(self):
         """Back edges latch -> header with [header, latch] laminar (properly nested or disjoint)."""
-        heads, latches = [], []
-        for b in np.flatnonzero((self.kind == LATCH) | (self.kind == JUMP_BACK)):
+        latch_blocks = np.flatnonzero((self.kind == LATCH) | (self.kind == JUMP_BACK))
+        h = np.zeros(len(latch_blocks), np.int64)
+        l = np.zeros(len(latch_blocks), np.int64)
+        n_loops = 0
+        for b in latch_blocks:
             b = int(b)
             lo = max(1, b - MAX_LOOP_SPAN)  # the entry stays a pre-header (kernels load params first)
             candidates = np.arange(lo, b + 1)
-            if heads:
-                h, l = np.asarray(heads), np.asarray(latches)
-                # A new interval [t, b] crosses [h, l] iff exactly one endpoint of one lies inside the other.
-                crosses = ((h[None, :] < candidates[:, None]) & (candidates[:, None] <= l[None, :]) & (l[None, :] < b)) | (
-                    (candidates[:, None] < h[None, :]) & (h[None, :] <= b) & (b < l[None, :]))
+            # Only loops ending within the span can cross [t, b] (latches are visited in order).
+            near = slice(np.searchsorted(l[:n_loops], lo), n_loops)
+            hh, ll = h[near], l[near]
+            if len(hh):
+                # [t, b] crosses [hh, ll] iff exactly one endpoint of one lies strictly inside the other.
+                crosses = ((hh[None, :] < candidates[:, None]) & (candidates[:, None] <= ll[None, :]) & (ll[None, :] < b))
                 candidates = candidates[~crosses.any(axis=1)]
             if len(candidates) == 0:
                 self.kind[b] = COND
                 continue
             t = int(candidates[self.rng.integers(len(candidates))])
-            heads.append(t)
-            latches.append(b)
+            h[n_loops], l[n_loops] = t, b
+            n_loops += 1
             self.target[b] = [t]
-        self.loop_head = np.asarray(heads, np.int64)
-        self.loop_latch = np.asarray(latches, np.int64)
+        self.loop_head = h[:n_loops].copy()
+        self.loop_latch = l[:n_loops].copy()
         # inner_head[v]: header of the innermost loop with header < v <= latch (-1 if none); a
         # forward edge u -> v keeps every loop natural iff u is inside that loop (u >= inner_head[v]).
         self.inner_head = np.full(self.n_blocks, -1, np.int64)
@@ -330,8 +363,14 @@ class _CFGBuilder:
                     self.kind[b] = FALL
                     continue
             # Mostly short hops (if/else, small skips), sometimes long ones across regions.
-            w = 0.7 ** (cand - b - 2).astype(np.float64)
-            self.target[b] = sorted(int(x) for x in rng.choice(cand, size=want, replace=False, p=w / w.sum()))
+            cand = cand.tolist()
+            w = [0.7 ** (v - b - 2) for v in cand]
+            chosen = []
+            for _ in range(want):  # weighted sampling without replacement
+                i = rng.weighted(list(itertools.accumulate(w)))
+                chosen.append(cand.pop(i))
+                w.pop(i)
+            self.target[b] = sorted(chosen)
 
     def successors(self) -> list:
         """Successor lists of every block, fall-through first; the virtual exit has none."""
@@ -404,9 +443,10 @@ class _InstrBuilder:
     def __init__(self, rng, n_regs: int, op_mix: dict):
         self.rng = rng
         self.n_regs = n_regs
-        self.classes = np.array([int(c) for c in op_mix], np.int64)
-        p = np.array([float(v) for v in op_mix.values()], np.float64)
-        self.p = p / p.sum()
+        self.classes = [int(c) for c in op_mix]
+        self.cum = list(itertools.accumulate(float(v) for v in op_mix.values()))
+        if not self.cum or self.cum[-1] <= 0 or min(float(v) for v in op_mix.values()) < 0:
+            raise ValueError("op_mix must map OpClass values to non-negative weights with a positive sum")
         self.recent: list = []  # registers written most recently (read-after-write chains)
         self.op_class, self.dst, self.src, self.text = [], [], [], []
 
@@ -425,7 +465,7 @@ class _InstrBuilder:
 
     def body(self):
         rng = self.rng
-        cls = OpClass(int(rng.choice(self.classes, p=self.p)))
+        cls = self.classes[rng.weighted(self.cum)]
         d = int(rng.integers(self.n_regs))
         if cls in _SPACE:
             a = self._src()
@@ -474,7 +514,11 @@ def _launch_shape(n_threads, block, grid):
     if block is None:
         if n_threads is None:
             raise ValueError("synthetic needs n_threads or block and grid")
-        per_cta = int(n_threads) // int(np.prod(dims(grid))) if grid is not None else min(int(n_threads), 256)
+        if grid is not None:
+            per_cta = int(n_threads) // int(np.prod(dims(grid)))
+        else:  # the largest CTA of at most 256 threads that tiles n_threads, whole warps preferred
+            sizes = [d for d in range(min(int(n_threads), 256), 0, -1) if int(n_threads) % d == 0]
+            per_cta = next((d for d in sizes if d % 32 == 0), sizes[0] if sizes else 1)
         block = (max(per_cta, 1),)
     block = dims(block)
     per_cta = int(np.prod(block))
@@ -545,7 +589,7 @@ def synthetic(
         if not 0.0 <= p <= 1.0:
             raise ValueError(f"{name} must be a probability in [0, 1] (got {p})")
     block, grid, n_threads = _launch_shape(n_threads, block, grid)
-    rng = np.random.default_rng([int(seed) & _M64, n_blocks])
+    rng = _Draws(np.random.default_rng([int(seed) & _M64, n_blocks]))
     exit_block = n_blocks - 1
 
     cfg = _CFGBuilder(n_blocks, rng, loop_prob, exit_prob, jump_prob, switch_prob, cond_prob)
@@ -584,11 +628,11 @@ def synthetic(
             taken = rng.uniform(0.15, 0.85)
             probs = np.array([1 - taken, taken])
         else:
-            probs = rng.dirichlet(np.full(n, 2.0))
+            probs = rng.rng.dirichlet(np.full(n, 2.0))
         cum = np.cumsum(probs)
         cum[-1] = 1.0
         succ_cum[row] = cum
-    deviate = np.minimum(1.0, divergence * rng.uniform(0.0, 2.0, n_blocks))
+    deviate = np.minimum(1.0, divergence * rng.rng.uniform(0.0, 2.0, n_blocks))
 
     # Instructions, terminators matching the CFG (DESIGN §2: a barrier ends its block).
     ib = _InstrBuilder(rng, int(n_regs), op_mix or DEFAULT_OP_MIX)

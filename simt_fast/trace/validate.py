@@ -80,6 +80,11 @@ def _check_cfg(trace: Trace, name: str) -> int:
     if n_blocks < 2:
         raise TraceError(f"{name}: the CFG needs at least an entry block and the virtual exit (block_start has {len(block_start)} entries)")
     exit_block = n_blocks - 1
+    # Per-block arrays must agree on n_blocks before their contents mean anything.
+    for field, want in (("succ_ptr", n_blocks + 1), ("ipdom", n_blocks), ("label", n_blocks), ("has_barrier", n_blocks)):
+        got = len(getattr(trace, field))
+        if got != want:
+            raise TraceError(f"{name}: '{field}' has {got} entries but block_start describes {n_blocks} blocks (needs {want})")
     _check_csr(name, "block_start", block_start, n_blocks, len(trace.op_class), "block")
     if block_start[-1] != block_start[-2]:
         raise TraceError(f"{name}: the virtual exit block {exit_block} must own no instructions (block_start)")

@@ -1,0 +1,212 @@
+"""`validate`: every invariant of DESIGN §3, each broken one reported as one sentence naming the fault."""
+
+import h5py
+import numpy as np
+import pytest
+
+from simt_fast.ir.model import OpClass
+from simt_fast.trace import Trace, TraceError, validate
+
+from test_trace_io import tiny_trace
+
+
+def reject(trace_or_path, pattern: str) -> str:
+    with pytest.raises(TraceError, match=pattern) as info:
+        validate(trace_or_path)
+    msg = str(info.value)
+    assert "\n" not in msg and msg.count(". ") == 0, f"not one sentence: {msg!r}"
+    return msg
+
+
+def test_hand_built_trace_is_valid(tmp_path):
+    validate(tiny_trace())
+    tiny_trace().save(tmp_path / "t.h5")
+    validate(tmp_path / "t.h5")
+    validate(str(tmp_path / "t.h5"))
+
+
+# ---- file-level problems -------------------------------------------------------------------
+
+
+def test_truncated_file(tmp_path):
+    p = tmp_path / "t.h5"
+    tiny_trace().save(p)
+    data = p.read_bytes()
+    for keep in (len(data) // 10, len(data) // 2, len(data) - 100):
+        p.write_bytes(data[:keep])
+        reject(p, r"^.*t\.h5 is truncated \(the HDF5 file ends early\); re-generate the trace$")
+
+
+def test_corrupt_data_inside_a_valid_container(tmp_path):
+    p = tmp_path / "t.h5"
+    tiny_trace().save(p)
+    with h5py.File(p) as f:  # find where /threads/path's raw chunk lives and scribble over it
+        offset = f["threads/path"].id.get_chunk_info(0).byte_offset
+    data = bytearray(p.read_bytes())
+    data[offset : offset + 16] = b"\xff" * 16
+    p.write_bytes(bytes(data))
+    reject(p, r"t\.h5 is corrupt \(HDF5 reports: .+\); re-generate the trace")
+
+
+def test_not_hdf5(tmp_path):
+    p = tmp_path / "notes.txt"
+    p.write_text("this is not a trace\n")
+    reject(p, r"notes\.txt is not an HDF5 file, so it cannot be a simt-fast trace")
+
+
+def test_missing_file_and_directory(tmp_path):
+    reject(tmp_path / "nope.h5", r"nope\.h5 does not exist")
+    reject(tmp_path, "is a directory, not a trace file")
+
+
+def test_foreign_hdf5(tmp_path):
+    p = tmp_path / "other.h5"
+    with h5py.File(p, "w") as f:
+        f["x"] = np.arange(3)
+    reject(p, r"other\.h5 is not a simt-fast trace \(no schema attribute\)")
+
+
+def test_newer_schema_version_is_refused(tmp_path):
+    p = tmp_path / "t.h5"
+    tiny_trace().save(p)
+    with h5py.File(p, "a") as f:
+        f.attrs["schema"] = "simt-fast/trace/2"
+    msg = reject(p, r"uses trace schema version 2")
+    assert "'simt-fast/trace/2'" in msg and "reads only version 1 ('simt-fast/trace/1')" in msg
+    with pytest.raises(TraceError, match="version 2"):
+        Trace.load(p)  # the reader refuses it too, not only validate
+
+
+def test_other_schema_family_is_refused(tmp_path):
+    p = tmp_path / "r.h5"
+    tiny_trace().save(p)
+    with h5py.File(p, "a") as f:
+        f.attrs["schema"] = "simt-fast/results/1"
+    reject(p, r"has schema 'simt-fast/results/1', which is not a simt-fast trace schema")
+
+
+def test_missing_dataset_is_named(tmp_path):
+    p = tmp_path / "t.h5"
+    tiny_trace().save(p)
+    with h5py.File(p, "a") as f:
+        del f["cfg/ipdom"]
+    reject(p, r"t\.h5 is missing dataset /cfg/ipdom")
+
+
+def test_file_name_is_in_path_errors(tmp_path):
+    p = tmp_path / "bad.h5"
+    tiny_trace(path=np.array([0, 1, 3, 4, 0, 2, 3, 4, 0, 1, 3, 4, 0, 2, 3, 3], np.uint16)).save(p)
+    reject(p, r"^.*bad\.h5: thread 3 \(CTA 0, thread 3\) ends at block 3 instead of the exit block 4")
+
+
+# ---- paths ---------------------------------------------------------------------------------
+
+
+def test_path_that_leaves_the_cfg():
+    path = np.array([0, 1, 3, 4, 0, 2, 1, 4, 0, 1, 3, 4, 0, 2, 3, 4], np.uint16)  # 2 -> 1 is no edge
+    msg = reject(tiny_trace(path=path), r"thread 1 \(CTA 0, thread 1\) step 1 goes from block 2 to block 1")
+    assert "('$L2' -> '$L1'), which is not a CFG edge" in msg
+
+
+def test_path_that_does_not_end_at_exit():
+    path_ptr = np.array([0, 4, 8, 12, 15], np.int64)
+    path = np.array([0, 1, 3, 4, 0, 2, 3, 4, 0, 1, 3, 4, 0, 2, 3], np.uint16)
+    reject(tiny_trace(path_ptr=path_ptr, path=path),
+           r"thread 3 \(CTA 0, thread 3\) ends at block 3 instead of the exit block 4, so its path is incomplete")
+
+
+def test_path_that_does_not_start_at_entry():
+    path = np.array([0, 1, 3, 4, 2, 3, 4, 4, 0, 1, 3, 4, 0, 2, 3, 4], np.uint16)
+    reject(tiny_trace(path=path), r"thread 1 \(CTA 0, thread 1\) starts at block 2 instead of the entry block 0")
+
+
+def test_exit_in_the_middle():
+    # Thread 2 "exits" then keeps running; the edge 4 -> 0 does not exist either, but the exit is named.
+    path_ptr = np.array([0, 4, 8, 16, 20], np.int64)
+    path = np.array([0, 1, 3, 4, 0, 2, 3, 4, 0, 1, 3, 4, 0, 1, 3, 4, 0, 2, 3, 4], np.uint16)
+    reject(tiny_trace(path_ptr=path_ptr, path=path),
+           r"thread 2 \(CTA 0, thread 2\) reaches the exit block 4 at step 3 but its path continues")
+
+
+def test_block_id_outside_the_cfg():
+    path = np.array([0, 1, 3, 4, 0, 7, 3, 4, 0, 1, 3, 4, 0, 2, 3, 4], np.uint16)
+    reject(tiny_trace(path=path), r"thread 1 \(CTA 0, thread 1\) step 1 is block 7, outside the CFG's 0\.\.4")
+
+
+def test_too_short_path():
+    path_ptr = np.array([0, 4, 8, 12, 13], np.int64)
+    reject(tiny_trace(path_ptr=path_ptr, path=np.array([0, 1, 3, 4, 0, 2, 3, 4, 0, 1, 3, 4, 0], np.uint16)),
+           r"thread 3 \(CTA 0, thread 3\) has a path of 1 blocks")
+
+
+def test_thread_count_must_match_launch():
+    reject(tiny_trace(block=(8, 1, 1)), r"has 4 thread paths but grid \(1, 1, 1\) x block \(8, 1, 1\) launches 8 threads")
+
+
+def test_cta_numbering_in_messages():
+    t = tiny_trace(grid=(2, 1, 1), block=(2, 1, 1), path=np.array([0, 1, 3, 4, 0, 2, 3, 4, 0, 1, 3, 4, 0, 1, 2, 4], np.uint16))
+    reject(t, r"thread 3 \(CTA 1, thread 1\) step 1 goes from block 1 to block 2")
+
+
+def test_path_checks_span_chunk_boundaries(monkeypatch):
+    import sys
+
+    v = sys.modules["simt_fast.trace.validate"]  # the module (the package attribute is the function)
+    monkeypatch.setattr(v, "STEP_CHUNK", 3)  # every step pair straddles some chunk boundary
+    validate(tiny_trace())
+    path = np.array([0, 1, 3, 4, 0, 2, 3, 4, 0, 1, 3, 4, 0, 2, 1, 4], np.uint16)
+    reject(tiny_trace(path=path), r"thread 3 \(CTA 0, thread 3\) step 1 goes from block 2 to block 1")
+
+
+# ---- CFG and instruction arrays --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "change, pattern",
+    [
+        (dict(block_start=np.array([0, 2, 1, 4, 5, 5], np.int32)), r"'block_start' decreases at block 1 \(2 -> 1\)"),
+        (dict(block_start=np.array([0, 2, 3, 4, 4, 5], np.int32)), r"virtual exit block 4 must own no instructions"),
+        (dict(block_start=np.array([0, 2, 3, 5], np.int32)), r"'succ_ptr' has 6 entries but block_start describes 3 blocks \(needs 4\)"),
+        (dict(succ_ptr=np.array([0, 2, 3, 2, 5, 5], np.int32)), r"'succ_ptr' decreases at block 2"),
+        (dict(succ_ptr=np.array([0, 2, 3, 4, 5], np.int32)), r"'succ_ptr' has 5 entries but block_start describes 5 blocks \(needs 6\)"),
+        (dict(succ_idx=np.array([1, 2, 3, 9, 4], np.int32)), r"'succ_idx' entry 3 is block 9, outside 0\.\.4"),
+        (dict(succ_ptr=np.array([0, 2, 3, 3, 4, 4], np.int32), succ_idx=np.array([1, 2, 3, 4], np.int32)),
+         r"block 2 has no successor, so threads reaching it could never exit"),
+        (dict(ipdom=np.array([3, 3, 3, 4, 4], np.int32)), r"'ipdom' of the virtual exit block 4 must be -1 \(got 4\)"),
+        (dict(ipdom=np.array([3, 7, 3, 4, -1], np.int32)), r"'ipdom' of block 1 is 7, not another block in 0\.\.4"),
+        (dict(ipdom=np.array([3, 3, 2, 4, -1], np.int32)), r"'ipdom' of block 2 is 2"),
+        (dict(ipdom=np.array([3, 3, 3, 4], np.int32)), r"'ipdom' has 4 entries but block_start describes 5 blocks"),
+        (dict(label=["", "a"]), r"'label' has 2 entries but block_start describes 5 blocks"),
+        (dict(has_barrier=np.zeros(5, np.int8)), r"'has_barrier' must be bool\[5\]"),
+        (dict(has_barrier=np.zeros(3, np.bool_)), r"'has_barrier' has 3 entries but block_start describes 5 blocks"),
+        (dict(op_class=np.array([0, 6, 2, 0], np.uint8)), r"'block_start' ends at 5 but there are 4 values"),
+        (dict(op_class=np.array([0, 6, 2, 0, 42], np.uint8)), r"instruction 4 has op_class 42, not one of 0\.\.9"),
+        (dict(dst_reg=np.array([0, -1, -2, 2, -1], np.int16)), r"instruction 2 has a 'dst_reg' outside -1\.\.32767"),
+        (dict(src_reg=np.zeros((5, 2), np.int16)), r"'src_reg' must have shape \(5, 3\)"),
+        (dict(text=["ret;"]), r"'text' has 1 entries for 5 instructions"),
+        (dict(path_ptr=np.array([0, 4, 8, 12, 20], np.int64)), r"'path_ptr' ends at 20 but there are 16 values"),
+        (dict(path_ptr=np.array([0, 4, 2, 12, 16], np.int64)), r"'path_ptr' decreases at thread 1"),
+        (dict(path=np.arange(16, dtype=np.float32)), r"field 'path' has dtype float32, expected an integer type"),
+        (dict(grid=(1, 0, 1)), r"header 'grid' must be 3 positive integers"),
+        (dict(kernel=""), r"header 'kernel' must be a non-empty string"),
+        (dict(mem_ptr=np.array([0, 1, 1, 1, 3], np.int64), mem_addr=np.array([4, 8], np.uint64)),
+         r"'mem_ptr' ends at 3 but there are 2 values"),
+        (dict(mem_ptr=np.array([0, 1, 1, 1, 2], np.int64)), r"'/mem' needs both mem_ptr and mem_addr"),
+    ],
+)
+def test_broken_arrays_are_named(change, pattern):
+    msg = reject(tiny_trace(**change), pattern)
+    assert msg.startswith(f"trace of kernel '{change.get('kernel', 'ifelse')}': ")
+
+
+def test_barrier_must_end_its_block():
+    op = np.array([OpClass.BARRIER, 6, 2, 0, 8], np.uint8)
+    reject(tiny_trace(op_class=op), r"barrier instruction 0 is not the last instruction of block 0; barriers must end their block")
+
+
+def test_has_barrier_must_match_the_instructions():
+    hb = np.array([False, True, False, False, False])
+    reject(tiny_trace(has_barrier=hb), r"'has_barrier' of block 1 is True but the block does not end with a barrier instruction")
+    op = np.array([0, 6, OpClass.BARRIER, 0, 8], np.uint8)
+    reject(tiny_trace(op_class=op), r"'has_barrier' of block 1 is False but the block ends with a barrier instruction")
+    validate(tiny_trace(op_class=op, has_barrier=hb))
