@@ -161,7 +161,7 @@ def test_squeeze_keeps_lanes_and_threads_and_never_adds_quarters(warp):
     assert hws.active_quarters(out, simd) <= hws.active_quarters(slots, simd)
     # only active quarters receive threads: a quarter empty before stays empty
     before_q = ref.quarter_mask(slots, simd)
-    assert hws.quarter_mask(to_mask(out.tolist()), len(slots), simd) & ~before_q == 0
+    assert int(hws.quarter_mask(to_mask(out.tolist()), len(slots), simd)) & ~before_q == 0
 
 
 @PROPS
