@@ -1,0 +1,69 @@
+"""Each workload's CUDA source, compiled for the host, against its numpy reference.
+
+An executor independent of both the numpy reference and the PTX emulator: kernel.cu is built
+with g++ together with tests/data/workloads/cuda_host.h (one std::thread per CUDA thread, real
+barriers and warp exchanges) and launched through ctypes on the ``tiny`` spec; the outputs must
+pass ``Workload.check``.  Host libm and the absence of fma contraction differ from the GPU only
+within each workload's documented float tolerance.  Skipped when no g++ is installed.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import simt_fast.workloads as workloads
+
+HERE = Path(__file__).resolve().parent / "data" / "workloads"
+CXX = shutil.which("g++")
+pytestmark = pytest.mark.skipif(CXX is None, reason="g++ is needed to build kernels for the host")
+
+
+def build(workload) -> Path:
+    """Compile (once per source content) and return the shared library's path."""
+    parts = [workload.source.read_bytes(), (HERE / "cuda_host.h").read_bytes(), (HERE / "host_launch.cpp").read_bytes()]
+    digest = hashlib.sha256(b"\0".join(parts)).hexdigest()[:16]
+    cache = Path(tempfile.gettempdir()) / "simt-fast-host-kernels"
+    cache.mkdir(exist_ok=True)
+    lib = cache / f"{workload.name}-{digest}.so"
+    if not lib.exists():
+        tmp = lib.with_suffix(f".{id(parts)}.tmp")
+        cmd = [CXX, "-std=c++20", "-O1", "-shared", "-fPIC", "-pthread", "-ffp-contract=off", "-w",
+               f'-DKERNEL_SOURCE="{workload.source}"', f"-DKERNEL={workload.kernel}", "-I", str(HERE),
+               str(HERE / "host_launch.cpp"), "-o", str(tmp)]
+        res = subprocess.run(cmd, capture_output=True, text=True)
+        assert res.returncode == 0, f"g++ failed on {workload.source}:\n{res.stderr[-3000:]}"
+        tmp.replace(lib)
+    return lib
+
+
+def host_launch(workload, spec) -> None:
+    lib = ctypes.CDLL(str(build(workload)))
+    keep = []  # storage that argv points into
+    argv = (ctypes.c_void_p * len(spec.args))()
+    for i, arg in enumerate(spec.args):
+        if isinstance(arg, np.ndarray):
+            assert arg.flags.c_contiguous
+            cell = ctypes.c_void_p(arg.ctypes.data)
+            keep.append(cell)
+            argv[i] = ctypes.addressof(cell)
+        else:
+            cell = np.array([arg])
+            keep.append(cell)
+            argv[i] = cell.ctypes.data
+    lib.simt_host_launch(*(ctypes.c_uint(v) for v in spec.grid + spec.block), argv)
+
+
+@pytest.mark.parametrize("name", workloads.names())
+def test_host_build_of_kernel_matches_numpy_reference(name):
+    wl = workloads.get(name)
+    spec = wl.launch_spec("tiny", seed=3)
+    host_launch(wl, spec)
+    wl.check(spec)
