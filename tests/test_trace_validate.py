@@ -7,7 +7,7 @@ import pytest
 from simt_fast.ir.model import OpClass
 from simt_fast.trace import Trace, TraceError, validate
 
-from test_trace_io import tiny_trace
+from trace_helpers import tiny_trace
 
 
 def reject(trace_or_path, pattern: str) -> str:
@@ -210,3 +210,35 @@ def test_has_barrier_must_match_the_instructions():
     op = np.array([0, 6, OpClass.BARRIER, 0, 8], np.uint8)
     reject(tiny_trace(op_class=op), r"'has_barrier' of block 1 is False but the block ends with a barrier instruction")
     validate(tiny_trace(op_class=op, has_barrier=hb))
+
+
+# ---- the parser's flat arrays satisfy the trace contract -------------------------------------
+
+
+def test_every_shipped_kernel_cfg_is_a_valid_trace_cfg():
+    """flatten() output of every shipped PTX kernel, with one shortest entry->exit path, validates."""
+    from pathlib import Path
+
+    from simt_fast.ir import parse_ptx
+    from simt_fast.ir.cfg import build_cfg
+    from simt_fast.ir.flat import flatten
+    from simt_fast.trace.io import CFG_FIELDS, INSTR_FIELDS
+    from simt_fast.trace.synthetic import _distance_to_exit
+
+    files = sorted((Path(__file__).parents[1] / "data" / "ptx").glob("*/*.ptx"))
+    assert files, "no shipped PTX found"
+    checked = 0
+    for f in files:
+        for kernel in parse_ptx(f).kernels:
+            flat = flatten(kernel, build_cfg(kernel))
+            n = len(flat["block_start"]) - 1
+            succ = [list(flat["succ_idx"][flat["succ_ptr"][b] : flat["succ_ptr"][b + 1]]) for b in range(n)]
+            dist = _distance_to_exit(n, succ)
+            path = [0]
+            while path[-1] != n - 1:
+                path.append(next(s for s in succ[path[-1]] if dist[s] == dist[path[-1]] - 1))
+            arrays = {k: flat[k] for k in (*CFG_FIELDS, *INSTR_FIELDS, "label", "text")}
+            validate(Trace(kernel=kernel.name, grid=(1, 1, 1), block=(1, 1, 1), path_ptr=np.array([0, len(path)]),
+                           path=np.array(path, np.uint32), **arrays), name=f"{f.name}:{kernel.name}")
+            checked += 1
+    assert checked >= 20
