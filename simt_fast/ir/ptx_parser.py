@@ -327,6 +327,7 @@ _ADDR = re.compile(
     r"\s*([A-Za-z_$%][\w$.]*)?\s*(?:([+-])\s*([+-]?(?:0[xX][0-9a-fA-F]+|\d+)))?\s*\Z"
 )
 _INSTR = re.compile(r"(?:@(!?)\s*([%\w$]+)\s+)?([A-Za-z][\w.:]*)\s*(.*)\Z", re.S)
+_OPCODE = re.compile(r"[A-Za-z][\w.:]*\Z")
 _REG_RANGE = re.compile(r"([A-Za-z_$%][\w$]*)\s*<\s*(\d+)\s*>\Z")
 _VAR_NAME = re.compile(r"([A-Za-z_$%][\w$]*)\s*((?:\[\s*\w*\s*\]\s*)*)\Z")
 _LOC = re.compile(r"\.loc\s+(\d+)\s+(\d+)\s+(\d+)")
@@ -395,11 +396,12 @@ def _parse_imm(text: str) -> Optional[Imm]:
 class _FunctionScope:
     """Name resolution for one function body: its registers, and a cache of decoded operands."""
 
-    __slots__ = ("regs", "cache", "path")
+    __slots__ = ("regs", "cache", "label_cache", "path")
 
     def __init__(self, path: str):
         self.regs: set = set()
-        self.cache: dict = {}
+        self.cache: dict = {}  # operand spelling -> operand (identifiers are symbols)
+        self.label_cache: dict = {}  # the same for bra/brx, where identifiers are labels
         self.path = path
 
 
@@ -774,44 +776,64 @@ class _Parser:
 
     # -- instructions ----------------------------------------------------------------------
     def instruction(self, text: str, line: int, col: int, scope: _FunctionScope) -> Instruction:
-        m = _INSTR.match(text)
-        if not m:
-            self.error("cannot parse instruction", line, col, text)
-        neg, guard, opcode, rest = m.groups()
-        info = self.opcode_cache.get(opcode)
-        if info is None:
-            parts = opcode.split(".")
-            base = parts[0]
-            if base not in KNOWN_OPCODES:
-                self.error(f"unsupported opcode '{opcode}'", line, col, text)
-            mods = tuple(parts[1:])
-            if any(not p for p in mods):
-                self.error(f"malformed opcode '{opcode}'", line, col, text)
-            info = (base, mods, op_class_of(base, mods))
-            self.opcode_cache[opcode] = info
-        base, mods, cls = info
+        # Hot path: most statements are unguarded "opcode<ws>operands"; split without a regex and
+        # decode each operand spelling once per function (scope caches).
+        neg = False
         pred = None
-        if guard is not None:
+        if text[0] == "@":
+            m = _INSTR.match(text)
+            if not m:
+                self.error("cannot parse instruction", line, col, text)
+            negs, guard, opcode, rest = m.groups()
+            neg = bool(negs)
             if guard not in scope.regs:
                 self.error(f"guard predicate '{guard}' is not a declared register", line, col, text)
             pred = Reg(guard)
+        else:
+            parts = text.split(None, 1)
+            opcode = parts[0]
+            rest = parts[1] if len(parts) > 1 else ""
+        info = self.opcode_cache.get(opcode)
+        if info is None:
+            if not _OPCODE.match(opcode):
+                self.error(f"cannot parse opcode '{opcode}'", line, col, text)
+            pieces = opcode.split(".")
+            base = pieces[0]
+            if base not in KNOWN_OPCODES:
+                self.error(f"unsupported opcode '{opcode}'", line, col, text)
+            mods = tuple(pieces[1:])
+            if any(not p for p in mods):
+                self.error(f"malformed opcode '{opcode}'", line, col, text)
+            info = (base, mods, op_class_of(base, mods), base == "bra" or base == "brx")
+            self.opcode_cache[opcode] = info
+        base, mods, cls, label_ctx = info
         operands = ()
-        rest = rest.strip()
         if rest:
-            label_ctx = base == "bra" or base == "brx"
-            cache = scope.cache
+            cache = scope.label_cache if label_ctx else scope.cache
+            if "{" in rest or "(" in rest:
+                # vectors and call lists hold commas; "[...]" alone never does except
+                # texture operands "[tex, {...}]", which contain "{"
+                toks = _split_top(rest)
+            else:
+                # spaces never matter inside simple operands; dropping them makes "%r1" and " %r1"
+                # one cache key
+                toks = rest.replace(" ", "").split(",")
+            regs = scope.regs
             ops = []
-            for t in _split_top(rest):
-                key = (t, label_ctx)
-                o = cache.get(key)
+            for t in toks:
+                o = cache.get(t)
                 if o is None:
-                    o = self.operand(t, label_ctx, line, col, text, scope)
-                    cache[key] = o
+                    ts = t.strip()
+                    if ts in regs:
+                        o = Reg(ts)
+                    else:
+                        o = self.operand(ts, label_ctx, line, col, text, scope)
+                    cache[t] = o
                 ops.append(o)
             operands = tuple(ops)
-        if base == "brx" and operands and isinstance(operands[0], Label):
-            self.error("brx.idx index must be a register", line, col, text)
-        return Instruction(opcode, base, mods, operands, pred, bool(neg), line, col, text, cls)
+            if base == "brx" and isinstance(operands[0], Label):
+                self.error("brx.idx index must be a register", line, col, text)
+        return Instruction(opcode, base, mods, operands, pred, neg, line, col, text, cls)
 
     def operand(self, t: str, label_ctx: bool, line: int, col: int, text: str, scope: _FunctionScope):
         if not t:
