@@ -1,0 +1,218 @@
+"""Timing simulation: replay a trace under a divergence mechanism (docs/DESIGN.md §4–5, docs/core.md).
+
+``simulate(trace, config)`` validates and flattens its inputs in plain Python, runs the private
+numba kernel ``core._simulate`` on flat arrays, and wraps the counters into :class:`Stats`.
+``simt_fast.sim.reference.simulate`` is the slow, readable model with the same contract.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir.model import OpClass
+from ..trace.model import Trace, TraceError
+from .config import ConfigError, SimConfig
+from .stats import Stats
+
+__all__ = ["simulate", "SimulationError", "prepare"]
+
+MAX_EVENTS = 2_000_000
+
+
+class SimulationError(RuntimeError):
+    """The simulation could not finish (deadlock, no progress, a table overflow); one sentence."""
+
+
+# latency field per OpClass value (perfect_memory folds the memory classes onto lat_alu)
+_LAT_FIELD = {
+    OpClass.ALU: "alu",
+    OpClass.SFU: "sfu",
+    OpClass.MEM_GLOBAL: "global",
+    OpClass.MEM_SHARED: "shared",
+    OpClass.MEM_LOCAL: "local",
+    OpClass.MEM_CONST: "const",
+    OpClass.BRANCH: "branch",
+    OpClass.BARRIER: "alu",
+    OpClass.EXIT: "alu",
+    OpClass.OTHER: "alu",
+}
+
+
+def latencies(config: SimConfig) -> np.ndarray:
+    """int64[len(OpClass)]: result latency of each op class under ``config``."""
+    return np.array([config.latency(_LAT_FIELD[c]) for c in OpClass], np.int64)
+
+
+def rpo_priority(n_blocks: int, succ_ptr: np.ndarray, succ_idx: np.ndarray) -> np.ndarray:
+    """Reverse post-order number of every block from the entry (unreachable blocks last).
+
+    The thread-frontier priority (Diamos et al.): a warp issues its threads at the lowest number.
+    """
+    from ..ir.graph import reverse_postorder
+
+    prio = np.full(n_blocks, n_blocks, np.int64)
+    order = reverse_postorder(n_blocks, np.asarray(succ_ptr, np.int64), np.asarray(succ_idx, np.int64), 0)
+    prio[order] = np.arange(len(order))
+    return prio
+
+
+def _check_trace(trace: Trace) -> None:
+    """Cheap structural checks the kernel relies on (full checks: `simt-fast validate`)."""
+    nb = trace.n_blocks
+    if nb < 2:
+        raise TraceError(f"trace '{trace.kernel}': needs an entry block and a virtual exit block (has {nb} blocks)")
+    if len(trace.ipdom) != nb or len(trace.succ_ptr) != nb + 1 or len(trace.has_barrier) != nb:
+        raise TraceError(f"trace '{trace.kernel}': /cfg arrays disagree on the number of blocks ({nb})")
+    if trace.n_threads != trace.n_ctas * trace.threads_per_cta:
+        raise TraceError(
+            f"trace '{trace.kernel}': /threads/path_ptr has {trace.n_threads} threads but grid x block = "
+            f"{trace.n_ctas * trace.threads_per_cta}"
+        )
+    sizes = trace.block_sizes()
+    if np.any(sizes[:-1] <= 0):
+        b = int(np.flatnonzero(sizes[:-1] <= 0)[0])
+        raise TraceError(f"trace '{trace.kernel}': block {b} has no instructions (only the virtual exit may be empty)")
+    ptr = np.asarray(trace.path_ptr, np.int64)
+    lens = np.diff(ptr)
+    if np.any(lens < 1):
+        t = int(np.flatnonzero(lens < 1)[0])
+        raise TraceError(f"trace '{trace.kernel}': thread {t} has an empty path")
+    path = np.asarray(trace.path)
+    if path.size and (path.max() >= nb):
+        raise TraceError(f"trace '{trace.kernel}': /threads/path holds block id {int(path.max())} >= {nb} blocks")
+    if np.any(path[ptr[1:] - 1] != nb - 1):
+        t = int(np.flatnonzero(path[ptr[1:] - 1] != nb - 1)[0])
+        raise TraceError(f"trace '{trace.kernel}': thread {t}'s path does not end at the exit block {nb - 1}")
+    first = path[ptr[:-1]]
+    if np.any((first != 0) & (first != nb - 1)):
+        t = int(np.flatnonzero((first != 0) & (first != nb - 1))[0])
+        raise TraceError(f"trace '{trace.kernel}': thread {t}'s path does not start at the entry block 0")
+
+
+def prepare(trace: Trace, config: SimConfig) -> dict:
+    """Validate ``trace``/``config`` together and build the kernel's flat arguments."""
+    from . import registry
+
+    mech = registry.get(config.mechanism)
+    if config.hws:
+        raise ConfigError("config field 'hws' = true is not supported by the timing core yet (issue 5)")
+    if config.issue_policy == "majority":
+        raise ConfigError(
+            f"config field 'issue_policy' = 'majority' applies to dwf/en-dwf, not to '{config.mechanism}' "
+            "(use lrr or gto)"
+        )
+    _check_trace(trace)
+    W = config.warp_size
+    tpc = trace.threads_per_cta
+    wpc = -(-tpc // W)
+    cta_lim = min(config.max_ctas_per_sm, config.max_warps_per_sm // wpc)
+    if cta_lim < 1:
+        raise ConfigError(
+            f"config field 'max_warps_per_sm' = {config.max_warps_per_sm} cannot hold one CTA of {tpc} threads "
+            f"({wpc} warps of {W})"
+        )
+    n_regs = int(max(np.max(trace.dst_reg, initial=-1), np.max(trace.src_reg, initial=-1))) + 1
+    src = np.asarray(trace.src_reg, np.int64).reshape(-1, 3)
+    return dict(
+        mech=mech.code, W=W, sw=config.simd_width, n_sms=config.n_sms, n_sched=config.n_schedulers, cta_lim=cta_lim,
+        tpc=tpc, n_ctas=trace.n_ctas, n_regs=n_regs,
+        K=W if config.mechanism == "mimd" else 4,  # mimd: one scoreboard slot per lane, never folded
+        policy=0 if config.issue_policy == "lrr" else 1,
+        max_cycles=config.max_cycles, no_progress=config.no_progress_cycles,
+        block_start=np.asarray(trace.block_start, np.int64), succ_ptr=np.asarray(trace.succ_ptr, np.int64),
+        succ_idx=np.asarray(trace.succ_idx, np.int64), ipdom=np.asarray(trace.ipdom, np.int64),
+        has_bar=np.asarray(trace.has_barrier, np.bool_),
+        prio=rpo_priority(trace.n_blocks, trace.succ_ptr, trace.succ_idx),
+        op_class=np.asarray(trace.op_class, np.int64), dst_reg=np.asarray(trace.dst_reg, np.int64), src_reg=src,
+        lat=latencies(config), path_ptr=np.asarray(trace.path_ptr, np.int64), path=np.asarray(trace.path, np.int32),
+        exit_b=trace.n_blocks - 1,
+    )
+
+
+def error_message(config: SimConfig, code: int, cycle: int, warp: int, blk: int, off: int, nxt: int) -> str:
+    from . import core
+
+    m = config.mechanism
+    if code == core.ERR_DEADLOCK:
+        return (f"mechanism {m} deadlocked: no unit can ever issue again at cycle {cycle} (warp {warp}, "
+                f"pc block {blk}+{off}); typically a bar.sync that some threads of the CTA cannot reach under {m}")
+    if code == core.ERR_NO_PROGRESS:
+        return (f"mechanism {m} made no progress for {config.no_progress_cycles} cycles at cycle {cycle} "
+                f"(warp {warp}, pc block {blk}+{off})")
+    if code == core.ERR_MAX_CYCLES:
+        return f"mechanism {m} exceeded max_cycles = {config.max_cycles} at cycle {cycle}"
+    if code == core.ERR_TABLE_OVERFLOW:
+        return f"mechanism {m}: a warp's split or reconvergence table overflowed at cycle {cycle}"
+    if code == core.ERR_BAD_EDGE:
+        return f"trace path of thread {warp} steps from block {blk} to block {nxt}, which is not a CFG edge"
+    return f"mechanism {m}: simulation failed with code {code}"
+
+
+def decode_events(ev: np.ndarray, n: int) -> list:
+    """Turn the kernel's event rows into dicts: issues and table snapshots (ST/RT rows)."""
+    from . import core
+
+    out = []
+    k = 0
+    while k < n:
+        row = ev[k]
+        kind, cycle, warp = int(row[0]), int(row[1]), int(row[2])
+        if kind == core.EV_ISSUE:
+            out.append(dict(kind="issue", cycle=cycle, warp=warp, pc=(int(row[3]), int(row[4])), mask=int(row[5])))
+            k += 1
+        elif kind == core.EV_TABLES:
+            n_st, n_rt = int(row[3]), int(row[4])
+            st = [dict(pc=(int(r[3]), int(r[4])), mask=int(r[5]), rpc=(int(r[6]), int(r[7])), parent=int(r[8]),
+                       waiting=bool(r[9])) for r in ev[k + 1: k + 1 + n_st]]
+            rt = [dict(id=int(r[3]), pc=(int(r[4]), int(r[5])), rpc=(int(r[6]), int(r[7])), rmask=int(r[8]),
+                       pending=int(r[9]), parent=int(r[10])) for r in ev[k + 1 + n_st: k + 1 + n_st + n_rt]]
+            out.append(dict(kind="tables", cycle=cycle, warp=warp, st=st, rt=rt))
+            k += 1 + n_st + n_rt
+        else:  # pragma: no cover - rows are only written by emit()
+            raise AssertionError(f"unknown event kind {kind}")
+    return out
+
+
+def simulate(trace: Trace, config: SimConfig, *, events: list | None = None) -> Stats:
+    """Replay ``trace`` on the machine and mechanism of ``config``; returns :class:`Stats`.
+
+    Pass a list as ``events`` to receive the debug event log (issues and, after every change, the
+    changed warp's split/reconvergence tables) — meant for golden tests on small traces.
+    """
+    from . import core
+
+    args = prepare(trace, config)
+    ev = np.zeros((MAX_EVENTS if events is not None else 0, core.EV_WIDTH), np.int64)
+    g = np.zeros(core.G_N, np.int64)
+    occ_hist = np.zeros(config.warp_size + 1, np.int64)
+    q_hist = np.zeros(config.n_quarters + 1, np.int64)
+    core._simulate(
+        args["mech"], args["W"], args["sw"], args["n_sms"], args["n_sched"], args["cta_lim"], args["tpc"],
+        args["n_ctas"], args["n_regs"], args["K"], args["policy"], args["max_cycles"], args["no_progress"],
+        args["block_start"], args["succ_ptr"], args["succ_idx"], args["ipdom"], args["has_bar"], args["prio"],
+        args["op_class"], args["dst_reg"], args["src_reg"], args["lat"], args["path_ptr"], args["path"],
+        args["exit_b"], ev, occ_hist, q_hist, g,
+    )
+    if g[core.G_ERR]:
+        raise SimulationError(error_message(config, int(g[core.G_ERR]), int(g[core.G_ERR_CYCLE]),
+                                            int(g[core.G_ERR_WARP]), int(g[core.G_ERR_BLK]), int(g[core.G_ERR_OFF]),
+                                            int(g[core.G_ERR_NEXT])))
+    if events is not None:
+        if g[core.G_EV_OVERFLOW]:
+            raise SimulationError(f"the debug event log exceeded {MAX_EVENTS} rows; use a smaller trace with events=")
+        events.extend(decode_events(ev, int(g[core.G_NEVENTS])))
+    return stats_from_counters(g, occ_hist, q_hist, config)
+
+
+def stats_from_counters(g, occ_hist, q_hist, config: SimConfig) -> Stats:
+    from . import core
+
+    return Stats(
+        cycles=int(g[core.G_CYCLES]), warp_insts=int(g[core.G_WARP_INSTS]), thread_insts=int(g[core.G_THREAD_INSTS]),
+        idle_cycles=int(g[core.G_IDLE]), max_splits=int(g[core.G_MAX_SPLITS]),
+        max_stack_depth=int(g[core.G_MAX_STACK]), max_st=int(g[core.G_MAX_ST]), max_rt=int(g[core.G_MAX_RT]),
+        merges=int(g[core.G_MERGES]), lane_conflicts=int(g[core.G_LANE_CONFLICTS]),
+        early_reconvergences=int(g[core.G_EARLY]), barrier_wait_cycles=int(g[core.G_BARWAIT]),
+        expanded_insts=int(g[core.G_EXPANDED]), occupancy_hist=np.asarray(occ_hist, np.int64).copy(),
+        quarter_hist=np.asarray(q_hist, np.int64).copy(),
+    ).finalize(config.warp_size)

@@ -1,0 +1,641 @@
+"""The per-cycle SM timing core (docs/DESIGN.md §4, docs/core.md).
+
+The core owns everything that is the same under every divergence mechanism: each thread's path
+cursor, the masked register scoreboard, SIMD-unit occupancy, issue scheduling (lrr/gto), barriers,
+CTA dispatch and replacement, event skipping, the no-progress guard and the statistics. A mechanism
+(``simt_fast.sim.mech.<name>``) owns only how the threads of a warp are grouped into *issue units*
+(rows of the split table: PC + lane mask) — which units may issue, and what happens to the tables
+when a unit reaches the end of a block. The core calls the mechanism's small @jit functions through
+an integer mechanism code.
+
+Public entry: :func:`simt_fast.sim.simulate`; this module's ``_simulate`` is the private numba kernel
+that takes only flat arrays (STUMPY's pattern).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._jit import jit
+from .mech import DPS, FRONTIER, MIMD, MP, MP_OER, SERIAL, SPS
+from .mech import dps as m_dps
+from .mech import frontier as m_frontier
+from .mech import mp as m_mp
+from .mech import mp_oer as m_oer
+from .mech import sps as m_sps
+from .mech._tables import (
+    R_BLK, R_ID, R_OFF, R_PAR, R_PEND, R_RMASK, R_RPCB, R_RPCO, S_BART, S_BLK, S_EXP, S_MASK, S_NF, S_OFF, S_PAR,
+    S_RPCB, S_RPCO, S_STATE, S_T, W_AGE, W_CTA, W_CTASLOT, W_EPOCH, W_GID, W_LIVE, W_NEXTID, W_NF, W_NLANES,
+    W_RTN, W_STN, W_TBASE, R_NF, popcount, st_append, st_remove,
+)
+
+# ---- the stats/state vector ``g`` (int64) shared between the kernel and its wrapper ------------
+G_CYCLES = 0
+G_WARP_INSTS = 1
+G_THREAD_INSTS = 2
+G_IDLE = 3
+G_MAX_SPLITS = 4
+G_MAX_STACK = 5
+G_MAX_ST = 6
+G_MAX_RT = 7
+G_MERGES = 8
+G_LANE_CONFLICTS = 9
+G_EARLY = 10
+G_BARWAIT = 11
+G_EXPANDED = 12
+G_EPOCH = 13  # next divergence-epoch id
+G_ERR = 14  # error code (ERR_*), 0 = fine
+G_ERR_CYCLE = 15
+G_ERR_WARP = 16
+G_ERR_BLK = 17
+G_ERR_OFF = 18
+G_NEVENTS = 19  # rows written to the event buffer
+G_EV_OVERFLOW = 20
+G_AGE = 21
+G_ERR_NEXT = 22
+G_N = 23
+
+ERR_DEADLOCK = 1  # nothing can ever issue again (e.g. a barrier some threads can never reach)
+ERR_NO_PROGRESS = 2
+ERR_MAX_CYCLES = 3
+ERR_TABLE_OVERFLOW = 4
+ERR_BAD_EDGE = 5  # a path step that is not a CFG edge
+
+# event rows: [kind, cycle, warp, f0..f7]
+EV_TABLES = 0  # f0 = ST rows, f1 = RT rows (the rows follow)
+EV_ST = 1  # f0 blk, f1 off, f2 mask, f3 rpc blk, f4 rpc off, f5 parent RT id, f6 state
+EV_RT = 2  # f0 id, f1 blk, f2 off, f3 rpc blk, f4 rpc off, f5 rmask, f6 pending, f7 parent
+EV_ISSUE = 3  # f0 blk, f1 off, f2 mask
+EV_WIDTH = 11
+
+INF = np.int64(1) << 62
+
+POLICY_LRR = 0
+POLICY_GTO = 1
+
+SB_TIME = 0
+SB_MASK = 1
+
+
+# ------------------------------------------------------------------------------------------------
+# scoreboard: per (warp, register) K slots of (ready cycle, thread mask). A pending write carries
+# the writing unit's mask, so splits of one warp with disjoint masks never block each other
+# (the multi-path paper's concern). Masks in a register's slots are kept disjoint.
+# ------------------------------------------------------------------------------------------------
+@jit
+def sb_ready(sb, w, src_reg, instr, mask):
+    t = 0
+    for j in range(3):
+        r = src_reg[instr, j]
+        if r < 0:
+            continue
+        for k in range(sb.shape[2]):
+            if sb[w, r, k, SB_MASK] & mask and sb[w, r, k, SB_TIME] > t:
+                t = sb[w, r, k, SB_TIME]
+    return t
+
+
+@jit
+def sb_write(sb, w, r, mask, ready, now):
+    free = -1
+    latest = 0
+    for k in range(sb.shape[2]):
+        sb[w, r, k, SB_MASK] &= ~mask  # this write supersedes older ones for these threads
+        if free < 0 and (sb[w, r, k, SB_MASK] == 0 or sb[w, r, k, SB_TIME] <= now):
+            free = k
+        if sb[w, r, k, SB_TIME] > sb[w, r, latest, SB_TIME]:
+            latest = k
+    if free >= 0:
+        sb[w, r, free, SB_MASK] = mask
+        sb[w, r, free, SB_TIME] = ready
+    else:
+        # every slot holds another pending write: fold into the latest one (conservative: these
+        # threads may wait a little longer, never less). Impossible when K >= warp_size (mimd).
+        sb[w, r, latest, SB_MASK] |= mask
+        if ready > sb[w, r, latest, SB_TIME]:
+            sb[w, r, latest, SB_TIME] = ready
+
+
+# ------------------------------------------------------------------------------------------------
+# debug event log
+# ------------------------------------------------------------------------------------------------
+@jit
+def emit(ev, g, kind, now, wg, f0, f1, f2, f3, f4, f5, f6, f7):
+    n = g[G_NEVENTS]
+    if n >= ev.shape[0]:
+        g[G_EV_OVERFLOW] = 1
+        return
+    ev[n, 0] = kind
+    ev[n, 1] = now
+    ev[n, 2] = wg
+    ev[n, 3] = f0
+    ev[n, 4] = f1
+    ev[n, 5] = f2
+    ev[n, 6] = f3
+    ev[n, 7] = f4
+    ev[n, 8] = f5
+    ev[n, 9] = f6
+    ev[n, 10] = f7
+    g[G_NEVENTS] = n + 1
+
+
+@jit
+def emit_tables(ev, g, now, st, rt, winfo, w):
+    wg = winfo[w, W_GID]
+    emit(ev, g, EV_TABLES, now, wg, winfo[w, W_STN], winfo[w, W_RTN], 0, 0, 0, 0, 0, 0)
+    for i in range(winfo[w, W_STN]):
+        emit(ev, g, EV_ST, now, wg, st[w, i, S_BLK], st[w, i, S_OFF], st[w, i, S_MASK], st[w, i, S_RPCB],
+             st[w, i, S_RPCO], st[w, i, S_PAR], st[w, i, S_STATE], 0)
+    for k in range(winfo[w, W_RTN]):
+        emit(ev, g, EV_RT, now, wg, rt[w, k, R_ID], rt[w, k, R_BLK], rt[w, k, R_OFF], rt[w, k, R_RPCB],
+             rt[w, k, R_RPCO], rt[w, k, R_RMASK], rt[w, k, R_PEND], rt[w, k, R_PAR])
+
+
+# ------------------------------------------------------------------------------------------------
+# mechanism dispatch (the only places the core looks at the mechanism code)
+# ------------------------------------------------------------------------------------------------
+@jit
+def schedulable(mech, st, rt, winfo, w, prio, out):
+    if mech == SPS:
+        return m_sps.schedulable(st, rt, winfo, w, out)
+    if mech == DPS:
+        return m_dps.schedulable(st, rt, winfo, w, out)
+    if mech == FRONTIER:
+        return m_frontier.schedulable(st, rt, winfo, w, prio, out)
+    return m_mp.schedulable(st, rt, winfo, w, out)  # serial, mp, mp-oer, mimd: every unit
+
+
+@jit
+def track_tables(mech, st, rt, winfo, w, g):
+    """High-water marks of the mechanism's structures (DESIGN §5), after any table change."""
+    stn = winfo[w, W_STN]
+    rtn = winfo[w, W_RTN]
+    if mech == SPS:
+        splits = 1 if stn > 0 else 0
+        depth = stn + rtn
+    elif mech == DPS:
+        top = rt[w, rtn - 1, R_ID] if rtn > 0 else -1
+        splits = 0
+        for i in range(stn):
+            if st[w, i, S_PAR] == top:
+                splits += 1
+        depth = rtn + 1
+    elif mech == FRONTIER:
+        splits = 1 if stn > 0 else 0
+        depth = 0
+    else:
+        splits = stn
+        depth = 0
+    if splits > g[G_MAX_SPLITS]:
+        g[G_MAX_SPLITS] = splits
+    if depth > g[G_MAX_STACK]:
+        g[G_MAX_STACK] = depth
+    if mech == MP or mech == MP_OER:
+        if stn > g[G_MAX_ST]:
+            g[G_MAX_ST] = stn
+        if rtn > g[G_MAX_RT]:
+            g[G_MAX_RT] = rtn
+
+
+@jit
+def advance(mech, st, rt, winfo, w, i, now, pos, path, succ_ptr, succ_idx, ipdom, exit_b, prio,
+            cta_live, nxt, gblk, gmask, g, ev):
+    """Unit ``i`` of warp ``w`` finished its block: move its threads along their paths.
+
+    Threads are grouped by their next block in the CFG's successor order; threads whose next block
+    is the virtual exit are done. Then the mechanism updates its tables. Returns 0 or an ERR_ code.
+    """
+    b = st[w, i, S_BLK]
+    mask = st[w, i, S_MASK]
+    tbase = winfo[w, W_TBASE]
+    for lane in range(winfo[w, W_NLANES]):
+        if (mask >> lane) & 1:
+            t = tbase + lane
+            pos[t] += 1
+            nxt[lane] = path[pos[t]]
+    ng = 0
+    xmask = 0
+    seen = 0
+    for e in range(succ_ptr[b], succ_ptr[b + 1]):
+        s = succ_idx[e]
+        m = 0
+        for lane in range(winfo[w, W_NLANES]):
+            if (mask >> lane) & 1 and nxt[lane] == s:
+                m |= np.int64(1) << lane
+        if m == 0 or (seen & m) != 0:
+            continue
+        seen |= m
+        if s == exit_b:
+            xmask |= m
+        else:
+            gblk[ng] = s
+            gmask[ng] = m
+            ng += 1
+    if seen != mask:
+        for lane in range(winfo[w, W_NLANES]):
+            if (mask >> lane) & 1 and not (seen >> lane) & 1:
+                g[G_ERR] = ERR_BAD_EDGE
+                g[G_ERR_WARP] = tbase + lane  # reported as a thread id
+                g[G_ERR_BLK] = b
+                g[G_ERR_NEXT] = nxt[lane]
+                g[G_ERR_CYCLE] = now
+                return ERR_BAD_EDGE
+
+    if xmask != 0:
+        winfo[w, W_LIVE] &= ~xmask
+        cta_live[winfo[w, W_CTA]] -= popcount(xmask)
+
+    if mech == SERIAL or mech == FRONTIER or mech == MIMD:
+        # no reconvergence tables: the unit follows its first group, other groups become new units
+        if ng == 0:
+            st_remove(st, winfo, w, i)
+        else:
+            st[w, i, S_BLK] = gblk[0]
+            st[w, i, S_OFF] = 0
+            st[w, i, S_MASK] = gmask[0]
+            st[w, i, S_T] = now + 1
+            for k in range(1, ng):
+                if st_append(st, winfo, w, gblk[k], 0, gmask[k], -1, -1, -1, now + 1) < 0:
+                    g[G_ERR] = ERR_TABLE_OVERFLOW
+                    return ERR_TABLE_OVERFLOW
+        if mech == FRONTIER:
+            m_frontier.merge_same_pc(st, winfo, w)
+    else:
+        if ng == 1:
+            st[w, i, S_BLK] = gblk[0]
+            st[w, i, S_OFF] = 0
+            st[w, i, S_MASK] = gmask[0]
+            st[w, i, S_T] = now + 1
+        elif ng == 0:
+            st_remove(st, winfo, w, i)
+        elif m_mp.diverge(st, rt, winfo, w, i, ipdom[b], gblk, gmask, ng, now) < 0:
+            g[G_ERR] = ERR_TABLE_OVERFLOW
+            return ERR_TABLE_OVERFLOW
+        if xmask != 0:
+            m_mp.clear_exited(rt, winfo, w, xmask)
+        if m_mp.settle(st, rt, winfo, w, now) < 0:
+            g[G_ERR] = ERR_TABLE_OVERFLOW
+            return ERR_TABLE_OVERFLOW
+        if mech == MP_OER:
+            n = m_oer.early_reconverge(st, rt, winfo, w)
+            if n < 0:
+                g[G_ERR] = ERR_TABLE_OVERFLOW
+                return ERR_TABLE_OVERFLOW
+            g[G_EARLY] += n
+    track_tables(mech, st, rt, winfo, w, g)
+    if ev.shape[0] > 0:
+        emit_tables(ev, g, now, st, rt, winfo, w)
+    return 0
+
+
+@jit
+def release_barrier(mech, cta, now, st, rt, winfo, w0, wpc, pos, path, succ_ptr, succ_idx, ipdom, exit_b,
+                    prio, cta_live, cta_arr, nxt, gblk, gmask, g, ev):
+    """bar.sync: once every live thread of the CTA has arrived, all waiting units move on."""
+    while cta_arr[cta] > 0 and cta_arr[cta] == cta_live[cta]:
+        cta_arr[cta] = 0
+        for w in range(w0, w0 + wpc):
+            while True:
+                found = -1
+                for i in range(winfo[w, W_STN]):
+                    if st[w, i, S_STATE] == 1:
+                        found = i
+                        break
+                if found < 0:
+                    break
+                st[w, found, S_STATE] = 0
+                g[G_BARWAIT] += now - st[w, found, S_BART]
+                st[w, found, S_T] = now + 1
+                err = advance(mech, st, rt, winfo, w, found, now, pos, path, succ_ptr, succ_idx, ipdom, exit_b,
+                              prio, cta_live, nxt, gblk, gmask, g, ev)
+                if err:
+                    return err
+    return 0
+
+
+@jit
+def _simulate(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, n_regs, K, policy, max_cycles, no_progress,
+              block_start, succ_ptr, succ_idx, ipdom, has_bar, prio, op_class, dst_reg, src_reg, lat,
+              path_ptr, path, exit_b, ev, occ_hist, q_hist, g):
+    """Replay every thread's path on ``n_sms`` SMs; fills ``g`` (G_*) and the histograms."""
+    wpc = (tpc + W - 1) // W
+    WS = cta_lim * wpc  # warp slots per SM
+    n_slots = n_sms * WS
+    n_blocks = block_start.shape[0] - 1
+    n_q = (W + sw - 1) // sw
+    qmask = (np.int64(1) << sw) - 1 if sw < 64 else np.int64(-1)
+    occ = 1 if mech == MIMD else n_q  # SIMD cycles of one warp instruction: ceil(width / simd_width)
+
+    st = np.zeros((n_slots, W, S_NF), np.int64)
+    rt = np.zeros((n_slots, 2 * W + 2, R_NF), np.int64)
+    winfo = np.zeros((n_slots, W_NF), np.int64)
+    winfo[:, W_CTA] = -1
+    sb = np.zeros((n_slots, max(n_regs, 1), K, 2), np.int64)
+    if mech == MIMD:
+        ran_ep = np.zeros((1, 1), np.int64)
+    else:
+        ran_ep = np.full((n_slots, n_blocks), -1, np.int64)
+    ran_m = np.zeros(ran_ep.shape, np.int64)
+    pos = np.zeros(path_ptr.shape[0] - 1, np.int64)
+    cta_live = np.zeros(n_ctas, np.int64)
+    cta_arr = np.zeros(n_ctas, np.int64)
+    simd_free = np.zeros((n_sms, n_sched), np.int64)
+    rr = np.full((n_sms, n_sched), -1, np.int64)
+    last = np.full((n_sms, n_sched), -1, np.int64)
+    sm_next = np.zeros(n_sms, np.int64)
+    sm_res = np.zeros(n_sms, np.int64)
+    order = np.zeros((n_sms, WS), np.int64)  # resident warp slots, oldest first (gto)
+    order_n = np.zeros(n_sms, np.int64)
+    nxt = np.zeros(64, np.int64)
+    max_succ = 1
+    for b in range(n_blocks):
+        if succ_ptr[b + 1] - succ_ptr[b] > max_succ:
+            max_succ = succ_ptr[b + 1] - succ_ptr[b]
+    gblk = np.zeros(max_succ, np.int64)
+    gmask = np.zeros(max_succ, np.int64)
+    cand = np.zeros(W, np.int64)
+
+    # ---- CTA dispatch: fill every SM up to its CTA limit, in CTA order --------------------------
+    next_cta = 0
+    for sm in range(n_sms):
+        for c in range(cta_lim):
+            if next_cta < n_ctas:
+                _dispatch(mech, sm, c, next_cta, 0, W, wpc, WS, tpc, path_ptr, path, exit_b, st, winfo, sb, pos,
+                          cta_live, order, order_n, sm_res, g, ev, rt)
+                next_cta += 1
+
+    done = 0
+    now = 0
+    last_progress = 0
+    while done < n_ctas:
+        if now > max_cycles:
+            g[G_ERR] = ERR_MAX_CYCLES
+            g[G_ERR_CYCLE] = now
+            return
+        any_issue = False
+        for sm in range(n_sms):
+            if sm_res[sm] == 0:
+                sm_next[sm] = INF
+                continue
+            if sm_next[sm] > now:
+                g[G_IDLE] += 1
+                continue
+            issued_sm = False
+            nt = INF
+            for k in range(n_sched):
+                if mech != MIMD and simd_free[sm, k] > now:
+                    if simd_free[sm, k] < nt:
+                        nt = simd_free[sm, k]
+                    continue
+                # warps of this scheduler, in policy order
+                n_w = order_n[sm] + 1 if policy == POLICY_GTO else WS
+                issued_k = False
+                for jj in range(n_w):
+                    if policy == POLICY_GTO:
+                        # greedy: the warp that issued last first, then oldest first
+                        if jj == 0:
+                            w = last[sm, k]
+                            if w < 0:
+                                continue
+                        else:
+                            w = order[sm, jj - 1]
+                            if w == last[sm, k]:
+                                continue
+                    else:
+                        # loose round robin: walk the slots starting after the one that issued last
+                        w = sm * WS + (rr[sm, k] + 1 + jj) % WS
+                    if (w - sm * WS) % n_sched != k or winfo[w, W_CTA] < 0:
+                        continue
+                    nc = schedulable(mech, st, rt, winfo, w, prio, cand)
+                    ci = 0
+                    while ci < nc:
+                        i = cand[ci]
+                        ci += 1
+                        if st[w, i, S_STATE] != 0:
+                            continue
+                        b = st[w, i, S_BLK]
+                        instr = block_start[b] + st[w, i, S_OFF]
+                        mask = st[w, i, S_MASK]
+                        t = sb_ready(sb, w, src_reg, instr, mask)
+                        if st[w, i, S_T] > t:
+                            t = st[w, i, S_T]
+                        if t > now:
+                            if t < nt:
+                                nt = t
+                            continue
+                        # ---- issue unit i of warp w -------------------------------------------
+                        stn_before = winfo[w, W_STN]
+                        err = _issue(mech, st, rt, winfo, sb, w, i, now, W, sw, n_q, qmask, occ, instr, b,
+                                     block_start, op_class, dst_reg, lat, has_bar, pos, path, succ_ptr, succ_idx,
+                                     ipdom, exit_b, prio, cta_live, cta_arr, wpc, WS, nxt, gblk, gmask, ran_ep,
+                                     ran_m, occ_hist, q_hist, g, ev)
+                        if err:
+                            return
+                        issued_k = True
+                        if mech != MIMD:
+                            break
+                        # mimd: every ready thread issues; rescan if the table shape changed
+                        if winfo[w, W_STN] != stn_before or winfo[w, W_CTA] < 0:
+                            if winfo[w, W_CTA] < 0:
+                                break
+                            nc = schedulable(mech, st, rt, winfo, w, prio, cand)
+                            ci = 0
+                    if issued_k and mech != MIMD:
+                        rr[sm, k] = w - sm * WS
+                        last[sm, k] = w
+                        break
+                if issued_k:
+                    issued_sm = True
+                    if mech != MIMD:
+                        simd_free[sm, k] = now + occ
+                        if now + occ < nt:
+                            nt = now + occ
+            # ---- retire finished CTAs and dispatch replacements into their slots -----------------
+            for c in range(cta_lim):
+                w0 = sm * WS + c * wpc
+                cta = winfo[w0, W_CTA]
+                if cta >= 0 and cta_live[cta] == 0:
+                    for w in range(w0, w0 + wpc):
+                        winfo[w, W_CTA] = -1
+                        _order_remove(order, order_n, sm, w)
+                    sm_res[sm] -= 1
+                    done += 1
+                    last_progress = now
+                    if next_cta < n_ctas:
+                        _dispatch(mech, sm, c, next_cta, now + 1, W, wpc, WS, tpc, path_ptr, path, exit_b, st,
+                                  winfo, sb, pos, cta_live, order, order_n, sm_res, g, ev, rt)
+                        next_cta += 1
+                        nt = now + 1
+            if issued_sm:
+                any_issue = True
+                last_progress = now
+                nt = now + 1
+            else:
+                g[G_IDLE] += 1
+            sm_next[sm] = nt if sm_res[sm] > 0 else INF
+        if done >= n_ctas:
+            break
+        # ---- event skipping: jump to the next cycle at which anything can happen ---------------
+        nxt_t = INF
+        n_res = 0
+        for sm in range(n_sms):
+            if sm_res[sm] > 0:
+                n_res += 1
+                if sm_next[sm] < nxt_t:
+                    nxt_t = sm_next[sm]
+        if nxt_t >= INF:
+            g[G_ERR] = ERR_DEADLOCK
+            g[G_ERR_CYCLE] = now
+            _blame(st, winfo, n_slots, g)
+            return
+        if nxt_t <= now:
+            nxt_t = now + 1
+        if nxt_t - last_progress > no_progress:
+            g[G_ERR] = ERR_NO_PROGRESS
+            g[G_ERR_CYCLE] = now
+            _blame(st, winfo, n_slots, g)
+            return
+        g[G_IDLE] += (nxt_t - now - 1) * n_res  # skipped cycles: no SM with warps issued
+        now = nxt_t
+
+
+@jit
+def _order_remove(order, order_n, sm, w):
+    n = order_n[sm]
+    for j in range(n):
+        if order[sm, j] == w:
+            for q in range(j, n - 1):
+                order[sm, q] = order[sm, q + 1]
+            order_n[sm] = n - 1
+            return
+
+
+@jit
+def _blame(st, winfo, n_slots, g):
+    """Name the first stuck unit for the no-progress error (warp, pc)."""
+    for w in range(n_slots):
+        if winfo[w, W_CTA] >= 0 and winfo[w, W_STN] > 0:
+            g[G_ERR_WARP] = winfo[w, W_GID]
+            g[G_ERR_BLK] = st[w, 0, S_BLK]
+            g[G_ERR_OFF] = st[w, 0, S_OFF]
+            return
+    g[G_ERR_WARP] = -1
+
+
+@jit
+def _dispatch(mech, sm, c, cta, now, W, wpc, WS, tpc, path_ptr, path, exit_b, st, winfo, sb, pos, cta_live,
+              order, order_n, sm_res, g, ev, rt):
+    """Place CTA ``cta`` in CTA slot ``c`` of ``sm``: its warps start converged at the entry block."""
+    live_total = 0
+    for i in range(wpc):
+        w = sm * WS + c * wpc + i
+        lanes = min(W, tpc - i * W)
+        tbase = cta * tpc + i * W
+        live = 0
+        for lane in range(lanes):
+            t = tbase + lane
+            pos[t] = path_ptr[t]
+            if path[pos[t]] != exit_b:  # a thread whose path is only the exit never runs
+                live |= np.int64(1) << lane
+        winfo[w, W_CTA] = cta
+        winfo[w, W_TBASE] = tbase
+        winfo[w, W_NLANES] = lanes
+        winfo[w, W_LIVE] = live
+        winfo[w, W_EPOCH] = g[G_EPOCH]
+        g[G_EPOCH] += 1
+        winfo[w, W_STN] = 0
+        winfo[w, W_RTN] = 0
+        winfo[w, W_NEXTID] = 0
+        winfo[w, W_AGE] = g[G_AGE]
+        g[G_AGE] += 1
+        winfo[w, W_CTASLOT] = c
+        winfo[w, W_GID] = cta * wpc + i
+        sb[w, :, :, SB_MASK] = 0
+        if mech == MIMD:
+            for lane in range(lanes):
+                if (live >> lane) & 1:
+                    st_append(st, winfo, w, 0, 0, np.int64(1) << lane, -1, -1, -1, now)
+        elif live != 0:
+            st_append(st, winfo, w, 0, 0, live, -1, -1, -1, now)
+        live_total += popcount(live)
+        order[sm, order_n[sm]] = w
+        order_n[sm] += 1
+        if ev.shape[0] > 0:
+            emit_tables(ev, g, now, st, rt, winfo, w)
+    cta_live[cta] = live_total
+    sm_res[sm] += 1
+
+
+@jit
+def _issue(mech, st, rt, winfo, sb, w, i, now, W, sw, n_q, qmask, occ, instr, b, block_start, op_class, dst_reg,
+           lat, has_bar, pos, path, succ_ptr, succ_idx, ipdom, exit_b, prio, cta_live, cta_arr, wpc, WS, nxt, gblk,
+           gmask, ran_ep, ran_m, occ_hist, q_hist, g, ev):
+    mask = st[w, i, S_MASK]
+    active = popcount(mask)
+    off = st[w, i, S_OFF]
+    g[G_WARP_INSTS] += 1
+    g[G_THREAD_INSTS] += active
+    occ_hist[active] += 1
+    quarters = 0
+    for q in range(n_q):
+        if (mask >> (q * sw)) & qmask:
+            quarters += 1
+    q_hist[quarters] += 1
+    if ev.shape[0] > 0:
+        emit(ev, g, EV_ISSUE, now, winfo[w, W_GID], b, off, mask, 0, 0, 0, 0, 0)
+
+    # expanded_insts: a unit entering a block that other threads of its (still diverged) warp already
+    # ran since the warp was last fully converged re-executes that block (code expansion).
+    if mech != MIMD:
+        if off == 0:
+            if mask == winfo[w, W_LIVE]:
+                winfo[w, W_EPOCH] = g[G_EPOCH]  # fully converged: a new epoch starts
+                g[G_EPOCH] += 1
+                st[w, i, S_EXP] = 0
+            elif ran_ep[w, b] == winfo[w, W_EPOCH] and (ran_m[w, b] & ~mask) != 0:
+                st[w, i, S_EXP] = 1
+            else:
+                st[w, i, S_EXP] = 0
+            if ran_ep[w, b] != winfo[w, W_EPOCH]:
+                ran_ep[w, b] = winfo[w, W_EPOCH]
+                ran_m[w, b] = mask
+            else:
+                ran_m[w, b] |= mask
+        if st[w, i, S_EXP]:
+            g[G_EXPANDED] += 1
+
+    latency = lat[op_class[instr]]
+    r = dst_reg[instr]
+    if r >= 0:
+        sb_write(sb, w, r, mask, now + latency, now)
+    done_t = now + (latency if latency > occ else occ)
+    if done_t > g[G_CYCLES]:
+        g[G_CYCLES] = done_t
+    st[w, i, S_T] = now + 1  # a unit issues at most once per cycle
+
+    size = block_start[b + 1] - block_start[b]
+    if off + 1 < size:
+        st[w, i, S_OFF] = off + 1
+        if mech == MP_OER and st[w, i, S_RPCB] == b and st[w, i, S_RPCO] == off + 1:
+            # the trailing split reached the early reconvergence point inside the block
+            if m_mp.settle(st, rt, winfo, w, now) < 0:
+                g[G_ERR] = ERR_TABLE_OVERFLOW
+                return ERR_TABLE_OVERFLOW
+            track_tables(mech, st, rt, winfo, w, g)
+            if ev.shape[0] > 0:
+                emit_tables(ev, g, now, st, rt, winfo, w)
+        return 0
+    cta = winfo[w, W_CTA]
+    if has_bar[b]:
+        # bar.sync ends its block: the unit waits until every live thread of the CTA arrives
+        st[w, i, S_STATE] = 1
+        st[w, i, S_BART] = now
+        cta_arr[cta] += active
+    else:
+        err = advance(mech, st, rt, winfo, w, i, now, pos, path, succ_ptr, succ_idx, ipdom, exit_b, prio, cta_live,
+                      nxt, gblk, gmask, g, ev)
+        if err:
+            return err
+    w0 = (w // WS) * WS + winfo[w, W_CTASLOT] * wpc
+    return release_barrier(mech, cta, now, st, rt, winfo, w0, wpc, pos, path, succ_ptr, succ_idx, ipdom, exit_b,
+                           prio, cta_live, cta_arr, nxt, gblk, gmask, g, ev)

@@ -1,0 +1,12 @@
+"""`serial`: no reconvergence. Diverged groups become independent splits that each run to exit.
+
+The baseline that shows what reconvergence buys: a split never merges with another, so SIMD
+utilisation only falls after the first divergence. All splits are schedulable.
+"""
+
+from .mp import schedulable  # noqa: F401  (every split issues on its own)
+
+NAME = "serial"
+CODE = 0
+SOURCE = "baseline (no reconvergence)"
+SUMMARY = "no reconvergence: diverged splits run to exit separately"

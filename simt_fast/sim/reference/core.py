@@ -1,0 +1,378 @@
+"""Plain-Python reference timing core: same machine, same mechanisms, same stats — stepped one
+cycle at a time (no event skipping), with objects instead of flat arrays.
+
+It exists to be obviously right and to be compared with the numba kernel (tests/test_sim_*.py):
+both must produce identical Stats and identical debug event logs for every mechanism.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import numpy as np
+
+from ..config import SimConfig
+from ..stats import Stats
+from .tables import Unit, Warp, lanes, popcount
+
+_MODULES = {"serial": "serial", "sps": "sps", "dps": "dps", "mp": "mp", "mp-oer": "mp_oer",
+            "frontier": "frontier", "mimd": "mimd"}
+IPDOM_FAMILY = ("sps", "dps", "mp", "mp-oer")
+
+
+class ReferenceError_(RuntimeError):
+    pass
+
+
+class Scoreboard:
+    """Per (warp, register): K slots of [ready cycle, thread mask], masks kept disjoint."""
+
+    def __init__(self, k: int):
+        self.k = k
+        self.slots: dict = {}
+
+    def ready(self, regs, mask: int) -> int:
+        t = 0
+        for r in regs:
+            for time, m in self.slots.get(r, []):
+                if m & mask:
+                    t = max(t, time)
+        return t
+
+    def write(self, r: int, mask: int, ready: int, now: int) -> None:
+        slots = self.slots.setdefault(r, [[0, 0] for _ in range(self.k)])
+        for s in slots:
+            s[1] &= ~mask  # the newer write supersedes older ones for these threads
+        free = next((s for s in slots if s[1] == 0 or s[0] <= now), None)
+        if free is not None:
+            free[0], free[1] = ready, mask
+            return
+        latest = slots[0]
+        for s in slots:
+            if s[0] > latest[0]:
+                latest = s
+        latest[1] |= mask  # conservative fold when every slot is pending
+        latest[0] = max(latest[0], ready)
+
+
+class ReferenceCore:
+    def __init__(self, trace, config: SimConfig, events: list | None):
+        from .. import latencies, prepare
+
+        self.args = prepare(trace, config)  # the same validation and flattening as the fast path
+        self.cfg = config
+        self.name = config.mechanism
+        self.mech = importlib.import_module(f"simt_fast.sim.reference.{_MODULES[self.name]}")
+        self.mp = importlib.import_module("simt_fast.sim.reference.mp")
+        self.trace = trace
+        self.W = config.warp_size
+        self.events = events
+        a = self.args
+        self.block_start = [int(x) for x in a["block_start"]]
+        self.succ = [[int(s) for s in a["succ_idx"][a["succ_ptr"][b]:a["succ_ptr"][b + 1]]]
+                     for b in range(trace.n_blocks)]
+        self.ipdom = [int(x) for x in a["ipdom"]]
+        self.has_bar = [bool(x) for x in a["has_bar"]]
+        self.prio = [int(x) for x in a["prio"]]
+        self.op_class = [int(x) for x in a["op_class"]]
+        self.dst = [int(x) for x in a["dst_reg"]]
+        self.src = [[int(r) for r in row if r >= 0] for row in a["src_reg"]]
+        self.lat = [int(x) for x in latencies(config)]
+        self.paths = [list(map(int, trace.thread_path(t))) for t in range(trace.n_threads)]
+        self.exit = trace.n_blocks - 1
+        self.tpc = a["tpc"]
+        self.wpc = -(-self.tpc // self.W)
+        self.cta_lim = a["cta_lim"]
+        self.n_q = config.n_quarters
+        self.occ = 1 if self.name == "mimd" else self.n_q  # SIMD cycles per warp instruction
+        self.K = a["K"]
+        self.stats = Stats(occupancy_hist=np.zeros(self.W + 1, np.int64),
+                           quarter_hist=np.zeros(self.n_q + 1, np.int64))
+        self.epoch_counter = 0
+        self.age_counter = 0
+        self.cursor = [0] * trace.n_threads  # index into each thread's path
+        self.cta_live = [0] * trace.n_ctas
+        self.cta_arrived = [0] * trace.n_ctas
+        self.ran: dict = {}  # (warp slot, block) -> (epoch, mask) for expanded_insts
+        self.scoreboards: dict = {}
+
+    # ---- events -------------------------------------------------------------------------------
+    def emit_tables(self, now, warp):
+        if self.events is None:
+            return
+        st = [dict(pc=u.pc, mask=u.mask, rpc=u.rpc if u.rpc is not None else (-1, -1), parent=u.parent,
+                   waiting=u.waiting) for u in warp.st]
+        rt = [dict(id=e.id, pc=e.pc, rpc=e.rpc if e.rpc is not None else (-1, -1), rmask=e.rmask,
+                   pending=e.pending, parent=e.parent) for e in warp.rt]
+        self.events.append(dict(kind="tables", cycle=now, warp=warp.gid, st=st, rt=rt))
+
+    # ---- CTA dispatch -------------------------------------------------------------------------
+    def dispatch(self, sm, c, cta, now):
+        for i in range(self.wpc):
+            nl = min(self.W, self.tpc - i * self.W)
+            tbase = cta * self.tpc + i * self.W
+            live = 0
+            for lane in range(nl):
+                self.cursor[tbase + lane] = 0
+                if self.paths[tbase + lane][0] != self.exit:
+                    live |= 1 << lane
+            slot = c * self.wpc + i
+            warp = Warp(cta=cta, gid=cta * self.wpc + i, tbase=tbase, nlanes=nl, live=live, epoch=self.epoch_counter,
+                        age=self.age_counter, slot=slot, cta_slot=c)
+            self.epoch_counter += 1
+            self.age_counter += 1
+            if self.name == "mimd":
+                warp.st = [Unit(0, 0, 1 << lane, not_before=now) for lane in lanes(live, nl)]
+            elif live:
+                warp.st = [Unit(0, 0, live, not_before=now)]
+            self.sm_warps[sm][slot] = warp
+            self.sm_order[sm].append(warp)
+            self.scoreboards[(sm, slot)] = Scoreboard(self.K)
+            self.cta_live[cta] += popcount(live)
+            self.emit_tables(now, warp)
+        self.sm_ctas[sm][c] = cta
+
+    # ---- one warp-split instruction -----------------------------------------------------------
+    def issue(self, sm, warp, u, now):
+        b, off, mask = u.blk, u.off, u.mask
+        instr = self.block_start[b] + off
+        active = popcount(mask)
+        s = self.stats
+        s.warp_insts += 1
+        s.thread_insts += active
+        s.occupancy_hist[active] += 1
+        sw = self.cfg.simd_width
+        s.quarter_hist[sum(1 for q in range(self.n_q) if (mask >> (q * sw)) & ((1 << sw) - 1))] += 1
+        if self.events is not None:
+            self.events.append(dict(kind="issue", cycle=now, warp=warp.gid, pc=(b, off), mask=mask))
+        if self.name != "mimd":
+            key = (sm, warp.slot, b)
+            if off == 0:
+                epoch, ran = self.ran.get(key, (-1, 0))
+                if mask == warp.live:
+                    warp.epoch = self.epoch_counter  # the whole warp together: a new divergence epoch
+                    self.epoch_counter += 1
+                    u.expanding = False
+                else:
+                    u.expanding = epoch == warp.epoch and bool(ran & ~mask)
+                if epoch != warp.epoch:
+                    self.ran[key] = (warp.epoch, mask)
+                else:
+                    self.ran[key] = (epoch, ran | mask)
+            if u.expanding:
+                s.expanded_insts += 1
+        latency = self.lat[self.op_class[instr]]
+        if self.dst[instr] >= 0:
+            self.scoreboards[(sm, warp.slot)].write(self.dst[instr], mask, now + latency, now)
+        s.cycles = max(s.cycles, now + max(latency, self.occ))
+        u.not_before = now + 1
+        size = self.block_start[b + 1] - self.block_start[b]
+        if off + 1 < size:
+            u.off = off + 1
+            if self.name == "mp-oer" and u.rpc == (b, off + 1):
+                self.mp.settle(warp, now)
+                self.track(warp)
+                self.emit_tables(now, warp)
+            return
+        if self.has_bar[b]:
+            u.waiting = True
+            u.bar_t = now
+            self.cta_arrived[warp.cta] += active
+        else:
+            self.advance(warp, u, now)
+        self.release(sm, warp.cta, now)
+
+    def release(self, sm, cta, now):
+        while self.cta_arrived[cta] > 0 and self.cta_arrived[cta] == self.cta_live[cta]:
+            self.cta_arrived[cta] = 0
+            c = self.sm_ctas[sm].index(cta)
+            for slot in range(c * self.wpc, (c + 1) * self.wpc):
+                warp = self.sm_warps[sm][slot]
+                while True:
+                    u = next((x for x in warp.st if x.waiting), None)
+                    if u is None:
+                        break
+                    u.waiting = False
+                    self.stats.barrier_wait_cycles += now - u.bar_t
+                    u.not_before = now + 1
+                    self.advance(warp, u, now)
+
+    def advance(self, warp, u, now):
+        """The unit finished its block: each thread steps along its own path."""
+        b = u.blk
+        nxt = {}
+        for lane in lanes(u.mask, warp.nlanes):
+            t = warp.tbase + lane
+            self.cursor[t] += 1
+            nxt[lane] = self.paths[t][self.cursor[t]]
+        groups = []
+        exited = 0
+        seen = 0
+        for s in self.succ[b]:
+            m = sum(1 << lane for lane, n in nxt.items() if n == s)
+            if m == 0 or seen & m:
+                continue
+            seen |= m
+            if s == self.exit:
+                exited |= m
+            else:
+                groups.append((s, m))
+        if seen != u.mask:
+            lane = next(lane for lane in nxt if not seen >> lane & 1)
+            raise ReferenceError_(f"thread {warp.tbase + lane} steps from block {b} to {nxt[lane]}, not a CFG edge")
+        if exited:
+            warp.live &= ~exited
+            self.cta_live[warp.cta] -= popcount(exited)
+        i = warp.st.index(u)
+        if self.name in ("serial", "frontier", "mimd"):
+            if not groups:
+                del warp.st[i]
+            else:
+                u.blk, u.off, u.mask, u.not_before = groups[0][0], 0, groups[0][1], now + 1
+                for blk, m in groups[1:]:
+                    warp.st.append(Unit(blk, 0, m, not_before=now + 1))
+            if self.name == "frontier":
+                self.mech.merge_same_pc(warp)
+        else:
+            if len(groups) == 1:
+                u.blk, u.off, u.mask, u.not_before = groups[0][0], 0, groups[0][1], now + 1
+            elif not groups:
+                del warp.st[i]
+            else:
+                self.mp.diverge(warp, i, self.ipdom[b], groups, now)
+            if exited:
+                self.mp.clear_exited(warp, exited)
+            self.mp.settle(warp, now)
+            if self.name == "mp-oer":
+                self.stats.early_reconvergences += self.mech.early_reconverge(warp)
+        if len(warp.st) > self.W or len(warp.rt) > 2 * self.W + 2:
+            raise ReferenceError_("table overflow")
+        self.track(warp)
+        self.emit_tables(now, warp)
+
+    def track(self, warp):
+        s = self.stats
+        stn, rtn = len(warp.st), len(warp.rt)
+        if self.name == "sps":
+            splits, depth = min(stn, 1), stn + rtn
+        elif self.name == "dps":
+            splits, depth = len(self.mech.schedulable(warp, self.prio)), rtn + 1
+        elif self.name == "frontier":
+            splits, depth = min(stn, 1), 0
+        else:
+            splits, depth = stn, 0
+        s.max_splits = max(s.max_splits, splits)
+        s.max_stack_depth = max(s.max_stack_depth, depth)
+        if self.name in ("mp", "mp-oer"):
+            s.max_st = max(s.max_st, stn)
+            s.max_rt = max(s.max_rt, rtn)
+
+    # ---- the cycle loop -----------------------------------------------------------------------
+    def warps_in_order(self, sm, k, rr, last):
+        n_sched = self.cfg.n_schedulers
+        ws = self.cta_lim * self.wpc
+        if self.cfg.issue_policy == "gto":
+            # greedy: the warp in the slot that issued last, then the others oldest first
+            order = []
+            if last[k] >= 0 and self.sm_warps[sm][last[k]] is not None:
+                order.append(self.sm_warps[sm][last[k]])
+            order += [w for w in self.sm_order[sm] if w.slot != last[k]]
+        else:
+            order = [self.sm_warps[sm][(rr[k] + 1 + j) % ws] for j in range(ws)]
+        return [w for w in order if w is not None and w.slot % n_sched == k]
+
+    def run(self) -> Stats:
+        cfg = self.cfg
+        n_sms, n_sched = cfg.n_sms, cfg.n_schedulers
+        ws = self.cta_lim * self.wpc
+        n_ctas = self.trace.n_ctas
+        self.sm_warps = [[None] * ws for _ in range(n_sms)]
+        self.sm_order = [[] for _ in range(n_sms)]
+        self.sm_ctas = [[None] * self.cta_lim for _ in range(n_sms)]
+        simd_free = [[0] * n_sched for _ in range(n_sms)]
+        rr = [[-1] * n_sched for _ in range(n_sms)]
+        last = [[-1] * n_sched for _ in range(n_sms)]
+        next_cta = 0
+        for sm in range(n_sms):
+            for c in range(self.cta_lim):
+                if next_cta < n_ctas:
+                    self.dispatch(sm, c, next_cta, 0)
+                    next_cta += 1
+        done = 0
+        now = 0
+        last_progress = 0
+        mimd = self.name == "mimd"
+        while done < n_ctas:
+            if now > cfg.max_cycles:
+                raise ReferenceError_(f"mechanism {self.name} exceeded max_cycles")
+            if now - last_progress > cfg.no_progress_cycles:
+                raise ReferenceError_(f"mechanism {self.name} made no progress for {cfg.no_progress_cycles} cycles")
+            anything_pending = False
+            for sm in range(n_sms):
+                if all(c is None for c in self.sm_ctas[sm]):
+                    continue
+                issued_sm = False
+                for k in range(n_sched):
+                    if not mimd and simd_free[sm][k] > now:
+                        anything_pending = True
+                        continue
+                    issued_k = False
+                    for warp in self.warps_in_order(sm, k, rr[sm], last[sm]):
+                        sb = self.scoreboards[(sm, warp.slot)]
+                        tried = set()
+                        while True:
+                            pick = None
+                            for i in self.mech.schedulable(warp, self.prio):
+                                u = warp.st[i]
+                                if u.waiting or id(u) in tried:
+                                    continue
+                                tried.add(id(u))
+                                t = max(u.not_before, sb.ready(self.src[self.block_start[u.blk] + u.off], u.mask))
+                                if t > now:
+                                    anything_pending = True
+                                    continue
+                                pick = u
+                                break
+                            if pick is None:
+                                break
+                            self.issue(sm, warp, pick, now)
+                            issued_k = True
+                            if not mimd:
+                                break
+                        if issued_k and not mimd:
+                            rr[sm][k] = warp.slot
+                            last[sm][k] = warp.slot
+                            break
+                    if issued_k:
+                        issued_sm = True
+                        if not mimd:
+                            simd_free[sm][k] = now + self.occ
+                            anything_pending = True
+                # retire finished CTAs, dispatch replacements
+                for c in range(self.cta_lim):
+                    cta = self.sm_ctas[sm][c]
+                    if cta is not None and self.cta_live[cta] == 0:
+                        for slot in range(c * self.wpc, (c + 1) * self.wpc):
+                            self.sm_order[sm].remove(self.sm_warps[sm][slot])
+                            self.sm_warps[sm][slot] = None
+                        self.sm_ctas[sm][c] = None
+                        done += 1
+                        last_progress = now
+                        if next_cta < n_ctas:
+                            self.dispatch(sm, c, next_cta, now + 1)
+                            next_cta += 1
+                            anything_pending = True
+                if issued_sm:
+                    last_progress = now
+                    anything_pending = True
+                else:
+                    self.stats.idle_cycles += 1
+            if done < n_ctas and not anything_pending:
+                raise ReferenceError_(f"mechanism {self.name} deadlocked at cycle {now}")
+            now += 1
+        return self.stats.finalize(self.W)
+
+
+def simulate(trace, config: SimConfig, *, events: list | None = None) -> Stats:
+    """The reference model's answer for ``trace`` under ``config`` (slow; small traces only)."""
+    return ReferenceCore(trace, config, events).run()

@@ -1,0 +1,45 @@
+"""Reference `mp`: multi-path IPDOM tables (seed 001). See simt_fast/sim/mech/mp.py for the rules."""
+
+from __future__ import annotations
+
+from .tables import Unit, Warp
+
+
+def schedulable(warp: Warp, prio) -> list:
+    return list(range(len(warp.st)))  # every split in the ST may issue
+
+
+def diverge(warp: Warp, i: int, ipdom_of_branch: int, groups: list, now: int) -> None:
+    """Split i ends its block with several target groups [(block, mask)]."""
+    split = warp.st[i]
+    r = ipdom_of_branch
+    entry = warp.new_rt(pc=(r, 0), rpc=split.rpc, rmask=split.mask, pending=split.mask, parent=split.parent)
+    del warp.st[i]
+    for blk, mask in groups:
+        if blk == r:
+            entry.pending &= ~mask  # these threads are already at the reconvergence point
+        else:
+            warp.st.append(Unit(blk, 0, mask, rpc=(r, 0), parent=entry.id, not_before=now + 1))
+
+
+def clear_exited(warp: Warp, exited: int) -> None:
+    for e in warp.rt:
+        e.pending &= ~exited
+        e.rmask &= ~exited
+
+
+def settle(warp: Warp, now: int) -> None:
+    """Arrivals at RPCs, then RT entries with an empty pending mask back to the ST, until stable."""
+    while True:
+        arrived = next((u for u in warp.st if not u.waiting and u.rpc is not None and u.pc == u.rpc), None)
+        if arrived is not None:
+            warp.find_rt(arrived.parent).pending &= ~arrived.mask
+            warp.st.remove(arrived)
+            continue
+        done = next((e for e in warp.rt if e.pending == 0), None)
+        if done is None:
+            return
+        mask = done.rmask & warp.live
+        if mask:
+            warp.st.append(Unit(done.pc[0], done.pc[1], mask, rpc=done.rpc, parent=done.parent, not_before=now + 1))
+        warp.rt.remove(done)

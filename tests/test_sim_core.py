@@ -1,0 +1,188 @@
+"""Timing core: numba kernel vs plain-Python reference (hypothesis), invariants, guards, errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from simt_fast.sim import SimulationError, reference, simulate
+from simt_fast.sim.config import ConfigError, SimConfig
+from simt_fast.sim.registry import names
+from simt_fast.trace.synthetic import synthetic
+
+from sim_helpers import tiny_trace as tiny
+
+MECHS = names()
+
+
+@st.composite
+def configs(draw, warp_size: int, mechanism=None):
+    return SimConfig(
+        mechanism=mechanism or draw(st.sampled_from(MECHS)),
+        warp_size=warp_size,
+        simd_width=draw(st.sampled_from((1, 4, 8, 32))),
+        n_sms=draw(st.integers(1, 3)),
+        n_schedulers=draw(st.integers(1, 2)),
+        max_warps_per_sm=64,
+        max_ctas_per_sm=draw(st.integers(1, 3)),
+        issue_policy=draw(st.sampled_from(("lrr", "gto"))),
+        lat_alu=draw(st.integers(1, 12)),
+        lat_sfu=draw(st.integers(1, 20)),
+        lat_global=draw(st.integers(1, 60)),
+        lat_shared=draw(st.integers(1, 20)),
+        lat_branch=draw(st.integers(1, 12)),
+        perfect_memory=draw(st.booleans()),
+    )
+
+
+@st.composite
+def cases(draw, mechanism=None):
+    trace = draw(synthetic.traces(max_blocks=18, max_threads=80))
+    warp_size = draw(st.sampled_from((4, 8, 16, 32)))
+    return trace, draw(configs(warp_size, mechanism))
+
+
+def check_tables(events):
+    """Masks never overlap and no entry is lost: every RT pending mask is exactly covered by the
+    splits and nested entries that still have to arrive there."""
+    for e in events:
+        if e["kind"] != "tables":
+            continue
+        seen = 0
+        for u in e["st"]:
+            assert u["mask"] != 0, e
+            assert seen & u["mask"] == 0, f"overlapping split masks in {e}"
+            seen |= u["mask"]
+        ids = {r["id"] for r in e["rt"]}
+        for u in e["st"]:
+            assert u["parent"] == -1 or u["parent"] in ids, f"split points at a lost RT entry: {e}"
+        for r in e["rt"]:
+            assert r["pending"] & ~r["rmask"] == 0, e
+            cover = 0
+            for u in e["st"]:
+                if u["parent"] == r["id"]:
+                    cover |= u["mask"]
+            for r2 in e["rt"]:
+                if r2["parent"] == r["id"]:
+                    assert cover & r2["rmask"] == 0, e
+                    cover |= r2["rmask"]
+            assert cover == r["pending"], f"RT entry {r} pending != arriving threads {cover:b} in {e}"
+        roots = 0
+        for x in [u["mask"] for u in e["st"] if u["parent"] == -1] + [r["rmask"] for r in e["rt"] if r["parent"] == -1]:
+            assert roots & x == 0, e
+            roots |= x
+
+
+def run_both(trace, cfg):
+    fast_ev, ref_ev = [], []
+    try:
+        fast = simulate(trace, cfg, events=fast_ev)
+    except (SimulationError, ConfigError) as e:
+        with pytest.raises((reference.ReferenceError_, ConfigError)):
+            reference.simulate(trace, cfg)
+        return None, None, str(e)
+    ref = reference.simulate(trace, cfg, events=ref_ev)
+    return (fast, fast_ev), (ref, ref_ev), None
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(cases())
+def test_numba_core_matches_reference_stats_and_events(case):
+    trace, cfg = case
+    fast, ref, err = run_both(trace, cfg)
+    if err:
+        return
+    assert fast[0].to_dict() == ref[0].to_dict()
+    assert fast[1] == ref[1]  # identical issue sequence and identical ST/RT contents after every change
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(synthetic.traces(max_blocks=20, max_threads=96), st.sampled_from((4, 8, 16, 32)), st.data())
+def test_invariants_for_every_mechanism(trace, warp_size, data):
+    base = data.draw(configs(warp_size, "sps"))
+    cycles = {}
+    for m in MECHS:
+        cfg = base.replace(mechanism=m)
+        ev = []
+        s = simulate(trace, cfg, events=ev)
+        # every thread ran its whole path to the exit, exactly once
+        assert s.thread_insts == trace.total_thread_insts()
+        assert int((s.occupancy_hist * np.arange(warp_size + 1)).sum()) == s.thread_insts
+        assert s.occupancy_hist.sum() == s.warp_insts == s.quarter_hist.sum()
+        assert s.occupancy_hist[0] == 0 and s.quarter_hist[0] == 0
+        check_tables(ev)
+        last = {}
+        for e in ev:
+            if e["kind"] == "tables":
+                last[e["warp"]] = e
+        assert all(not e["st"] and not e["rt"] for e in last.values()), "a warp ended with table entries left"
+        cycles[m] = s.cycles
+    # mimd is a lower bound on every mechanism (docs/core.md)
+    assert all(cycles["mimd"] <= c for c in cycles.values()), cycles
+
+
+def test_mimd_lower_bound_on_a_larger_trace():
+    trace = synthetic(30, 512, seed=7, warp_size=32, block=(128, 1, 1), divergence=0.3)
+    cfg = SimConfig(warp_size=32, simd_width=8, n_sms=2, max_warps_per_sm=8, lat_global=100)
+    res = {m: simulate(trace, cfg.replace(mechanism=m)) for m in MECHS}
+    assert all(res["mimd"].cycles <= r.cycles for r in res.values())
+    # the same IPDOM reconvergence points give the same SIMD utilisation for sps, dps and mp (seed 001)
+    assert res["sps"].warp_insts == res["dps"].warp_insts == res["mp"].warp_insts
+    assert res["mp-oer"].warp_insts <= res["mp"].warp_insts
+    assert res["serial"].warp_insts >= res["sps"].warp_insts
+
+
+def test_results_are_deterministic_and_independent_of_event_logging():
+    trace = synthetic(20, 200, seed=3, warp_size=16, block=(50, 1, 1))
+    for m in MECHS:
+        cfg = SimConfig(mechanism=m, warp_size=16, simd_width=4)
+        a = simulate(trace, cfg).to_dict()
+        assert simulate(trace, cfg, events=[]).to_dict() == a == simulate(trace, cfg).to_dict()
+
+
+def test_unimplemented_and_unknown_mechanisms_are_rejected_by_name():
+    trace = synthetic(5, 8, seed=0)
+    with pytest.raises(ConfigError, match="tbc"):
+        simulate(trace, SimConfig(mechanism="tbc"))
+    with pytest.raises(ConfigError, match="mechanism"):
+        SimConfig(mechanism="pdom2")
+    with pytest.raises(ConfigError, match="issue_policy"):
+        simulate(trace, SimConfig(mechanism="sps", issue_policy="majority"))
+
+
+def test_cta_that_does_not_fit_names_the_field():
+    trace = synthetic(5, None, seed=0, block=(256, 1, 1), grid=(1, 1, 1))
+    with pytest.raises(ConfigError, match="max_warps_per_sm"):
+        simulate(trace, SimConfig(max_warps_per_sm=4))
+
+
+def test_barrier_in_divergent_code_deadlocks_under_sps_with_a_clear_message():
+    # A -> B (bar.sync) -> D ; A -> C -> D : under a stack, the B split waits forever for C's threads
+    trace = tiny(blocks=[["alu", "bra"], ["bar"], ["alu"], ["exit"]], succ=[[1, 2], [3], [3], [4]],
+                 paths=[[0, 1, 3, 4], [0, 2, 3, 4]], barrier=[1])
+    with pytest.raises(SimulationError, match=r"mechanism sps deadlocked.*warp 0"):
+        simulate(trace, SimConfig(mechanism="sps", warp_size=4, simd_width=4))
+    with pytest.raises(reference.ReferenceError_):
+        reference.simulate(trace, SimConfig(mechanism="sps", warp_size=4, simd_width=4))
+    # mimd lets every thread run on: C's thread exits, which releases the barrier
+    s = simulate(trace, SimConfig(mechanism="mimd", warp_size=4, simd_width=4))
+    assert s.thread_insts == trace.total_thread_insts()
+
+
+def test_no_progress_guard_names_mechanism_cycle_and_warp():
+    trace = tiny(blocks=[["gld"], ["exit"]], succ=[[1], [2]], paths=[[0, 1, 2]], chain=True)
+    with pytest.raises(SimulationError, match=r"mechanism mp made no progress for 10 cycles at cycle \d+ \(warp 0"):
+        simulate(trace, SimConfig(mechanism="mp", warp_size=4, lat_global=500, no_progress_cycles=10))
+
+
+def test_barrier_wait_is_counted():
+    # two warps; warp 1's threads take a long path before the barrier block every thread passes
+    trace = tiny(blocks=[["alu", "bra"], ["alu", "alu", "alu", "alu"], ["bar"], ["exit"]],
+                 succ=[[1, 2], [2], [3], [4]], paths=[[0, 2, 3, 4]] * 4 + [[0, 1, 2, 3, 4]] * 4, chain=True,
+                 barrier=[2])
+    s = simulate(trace, SimConfig(mechanism="sps", warp_size=4, simd_width=4, lat_alu=5))
+    assert s.barrier_wait_cycles > 0
+    assert s.to_dict() == reference.simulate(trace, SimConfig(mechanism="sps", warp_size=4, simd_width=4,
+                                                              lat_alu=5)).to_dict()
