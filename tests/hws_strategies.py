@@ -27,7 +27,7 @@ def warp_slots(draw, simd_width, n_quarters, warp_id=0, density=None):
     """One warp's slots; threads are ids of warp ``warp_id`` (``warp_id * warp_size + …``)."""
     warp_size = simd_width * n_quarters
     if density is None:
-        density = draw(st.sampled_from([0.0, 0.2, 0.5, 0.8, 1.0]))
+        density = draw(st.sampled_from([0.0, 0.2, 0.35, 0.5, 0.8, 1.0]))
     slots = [HOLE] * warp_size
     for lane in range(simd_width):
         # which thread of this lane (its home quarter) ends up in which quarter

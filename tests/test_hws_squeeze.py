@@ -193,6 +193,23 @@ def test_squeeze_moves_only_threads_from_lower_ranked_quarters(warp):
 
 @PROPS
 @given(warps())
+def test_squeeze_moves_exactly_the_threads_outside_their_lanes_top_quarters(warp):
+    """Objective 3: a lane with m threads ends in the m top-ranked quarters, and a thread moves
+    iff its quarter ranks m or below; so each lane moves the fewest threads that layout needs."""
+    slots, simd = warp
+    out, moves = hws.squeeze_count_moves(slots, simd)
+    order = ref.quarter_rank_order(ref.quarter_counts(slots, simd))
+    rank = {q: r for r, q in enumerate(order)}
+    lane_pop = np.bincount(np.flatnonzero(np.array(slots) != HOLE) % simd, minlength=simd)
+    must_move = {t for s, t in enumerate(slots) if t != HOLE and rank[s // simd] >= lane_pop[s % simd]}
+    moved = {t for s, t in enumerate(slots) if t != HOLE and out[s] != t}
+    assert moved == must_move and moves == len(moved)
+    for s, t in enumerate(out.tolist()):
+        assert (t != HOLE) == (rank[s // simd] < lane_pop[s % simd])
+
+
+@PROPS
+@given(warps())
 def test_mask_forms_agree_with_slot_form_and_numpy(warp):
     slots, simd = warp
     warp_size = len(slots)

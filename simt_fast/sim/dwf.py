@@ -35,7 +35,7 @@ def _merge_into(male, female, out, simd_width, enhanced):
     only), then the female threads are laid over it. Lanes are scanned in order and, within a
     lane, quarters in order; a conflict takes the first other quarter of its lane that is a
     hole in both warps (Appendix B step 2) and swaps into it (step 3). When ``ok`` is False
-    the contents of ``out`` are unspecified.
+    the contents of ``out`` are unspecified. ``out`` must not alias ``male`` or ``female``.
     """
     warp_size = male.shape[0]
     n_quarters = warp_size // simd_width
