@@ -1,0 +1,41 @@
+"""Sweeps (docs/DESIGN.md §6, docs/sweeps.md): a TOML grid of configs over traces/workloads, run on a
+local process pool, Dask or job-array shards, streamed into one HDF5 results file.
+
+* :func:`load_sweep` — parse and validate a sweep file (:class:`SweepError` names file, line, key);
+* :func:`plan` — resolve traces (tracing workloads on demand, cached) and expand the points;
+* :func:`run_points` / :func:`run_sweep` — simulate what is not stored yet, one writer;
+* results are read with :func:`simt_fast.results.load`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+from .points import Point, expand, parse_shard, point_id, select_shard
+from .runner import SweepOutcome, default_jobs, run_points
+from .spec import SweepError, SweepSpec, TraceSource, load_sweep, parse_sweep
+from .traces import default_cache_dir, resolve_traces
+
+__all__ = ["Point", "SweepError", "SweepOutcome", "SweepSpec", "TraceSource", "default_cache_dir", "default_jobs",
+           "expand", "load_sweep", "parse_shard", "parse_sweep", "plan", "point_id", "resolve_traces",
+           "run_points", "run_sweep", "select_shard"]
+
+
+def plan(spec: SweepSpec, cache_dir=None, shard: Optional[tuple] = None, on_trace=None) -> list:
+    """The sweep's points (this shard's, if any), with every trace resolved to a file and digest."""
+    resolved = resolve_traces(spec.traces, cache_dir, on_trace=on_trace)
+    return select_shard(expand(spec, resolved), shard)
+
+
+def run_sweep(sweep_file, out, *, jobs: Optional[int] = None, dask: Optional[str] = None, shard=None,
+              cache_dir=None, progress: bool = False, simulate: Optional[str] = None, dask_processes: bool = True,
+              command: str = "") -> SweepOutcome:
+    """Validate ``sweep_file``, then run every point not yet in ``out`` (the library form of the CLI)."""
+    spec = load_sweep(sweep_file)
+    if isinstance(shard, str):
+        shard = parse_shard(shard)
+    points = plan(spec, cache_dir, shard)
+    kw = {} if simulate is None else {"simulate": simulate}
+    return run_points(points, out, jobs=jobs, dask=dask, dask_processes=dask_processes, progress=progress,
+                      baseline=spec.baseline, sweep_text=spec.text, command=command, **kw)

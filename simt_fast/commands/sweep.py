@@ -1,0 +1,104 @@
+"""`simt-fast sweep`, `simt-fast merge`, `simt-fast report`: the results workflow from the shell."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from ._errors import fail, user_errors
+
+
+def _errors():
+    from ..results import ResultsError
+    from ..sweep.spec import SweepError
+
+    return user_errors(ResultsError, SweepError)
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("sweep")
+    def sweep_cmd(
+        sweep_file: Path = typer.Argument(..., help="Sweep file (TOML): traces/workloads and a [grid] of config values."),
+        out: Path = typer.Option(..., "-o", "--out", help="Results file (HDF5); points already in it are skipped."),
+        jobs: Optional[int] = typer.Option(None, "-j", "--jobs", help="Local worker processes (default: all cores)."),
+        dask: Optional[str] = typer.Option(None, "--dask",
+                                           help="Dask scheduler address (tcp://host:8786), or local:N for a local cluster."),
+        shard: Optional[str] = typer.Option(None, "--shard", help="Run only shard I of N (I/N, I from 0), for job arrays."),
+        cache_dir: Optional[Path] = typer.Option(None, "--cache-dir",
+                                                 help="Where workload traces are cached (default ~/.cache/simt-fast)."),
+        dry_run: bool = typer.Option(False, "--dry-run", help="Validate and list the points, run nothing."),
+        quiet: bool = typer.Option(False, "-q", "--quiet", help="No progress bar."),
+    ):
+        """Run every point of a sweep not yet in the results file, streaming each result to it."""
+        from ..sweep import SweepError, load_sweep, parse_shard, plan, run_points
+
+        with _errors():
+            if jobs is not None and jobs < 1:
+                raise SweepError("--jobs must be at least 1")
+            if dask and jobs is not None:
+                raise SweepError("--dask and --jobs are exclusive (Dask decides the workers)")
+            shard_t = parse_shard(shard) if shard else None
+            spec = load_sweep(sweep_file)
+
+            def on_trace(name, event):
+                if event == "tracing" and not quiet:
+                    typer.echo(f"tracing workload {name} with the emulator (cached for later runs)...", err=True)
+
+            points = plan(spec, cache_dir, shard_t, on_trace=on_trace)
+        where = f" (shard {shard})" if shard else ""
+        if dry_run:
+            typer.echo(f"{sweep_file}: {len(points)} points{where} over {len(spec.traces)} traces x "
+                       f"{len(spec.configs)} configs")
+            for p in points:
+                varying = ", ".join(f"{k}={getattr(p.config, k)}" for k in spec.grid)
+                typer.echo(f"  {p.point_id}  {p.trace:<20} {varying}")
+            return
+        with _errors():
+            outcome = run_points(points, out, jobs=jobs, dask=dask, progress=not quiet and sys.stderr.isatty(),
+                                 baseline=spec.baseline, sweep_text=spec.text, command=" ".join(sys.argv))
+        if outcome.recovered:
+            typer.echo(f"{out}: recovered the rows of an interrupted sweep", err=True)
+        typer.echo(f"{out}: {outcome.ran} points run, {outcome.skipped} already stored, "
+                   f"{len(outcome.failed)} failed, {outcome.total} in the sweep{where} "
+                   f"({outcome.seconds:.1f} s)")
+        for p, message in outcome.failed[:20]:
+            typer.echo(f"  failed {p.point_id} {p.trace} mechanism={p.config.mechanism}: {message}", err=True)
+        if len(outcome.failed) > 20:
+            typer.echo(f"  ... and {len(outcome.failed) - 20} more failures", err=True)
+        if outcome.interrupted:
+            typer.echo(f"interrupted: {outcome.not_run} points not run; re-run the same command to finish", err=True)
+            raise typer.Exit(130)
+        if outcome.failed:
+            raise typer.Exit(1)
+
+    @app.command("merge")
+    def merge_cmd(
+        out: Path = typer.Argument(..., help="Output results file (created, or extended if it exists)."),
+        inputs: List[Path] = typer.Argument(..., help="Results files to merge (e.g. one per shard)."),
+    ):
+        """Merge results files (shards) into one, de-duplicating points by id."""
+        from ..results import merge
+
+        with _errors():
+            counts = merge(out, inputs, command=" ".join(sys.argv))
+        typer.echo(f"{out}: {counts['added']} points added from {counts['inputs']} files "
+                   f"({counts['duplicates']} duplicates skipped), {counts['total']} points in total")
+
+    @app.command("report")
+    def report_cmd(
+        results: Path = typer.Argument(..., help="Results file (HDF5) written by `simt-fast sweep`."),
+        out_dir: Path = typer.Option(..., "-o", "--out", help="Directory for the figures and summary."),
+        baseline: Optional[str] = typer.Option(None, "--baseline",
+                                               help="Mechanism speedups are computed against (default: the sweep's)."),
+    ):
+        """Write figures (PNG) and a Markdown + HTML summary of a results file."""
+        from ..report import write_report
+
+        with _errors():
+            written = write_report(results, out_dir, baseline=baseline)
+        if not written:
+            fail(f"{results} has no points to report on")
+        typer.echo(f"{out_dir}: wrote {', '.join(p.name for p in written)}")

@@ -1,0 +1,607 @@
+"""The results store (docs/DESIGN.md §6, docs/sweeps.md): one HDF5 file per sweep, one row per point.
+
+Layout (``schema = "simt-fast/results/1"``)::
+
+    /                attrs: schema, simt_fast_version, numba/numpy/h5py/hdf5 versions, host, created,
+                     baseline (JSON), sweep (the sweep file's text), history (JSON list of writer sessions)
+    /runs            a resizable 1-D compound dataset, one field per column: point_id, trace_id,
+                     trace, every SimConfig field, every scalar stat (Stats.SCALAR_STATS), then
+                     provenance (sim_seconds, finished, host)
+    /hist/<name>     int64[n_rows, HIST_WIDTH] per histogram stat, row r belongs to /runs row r;
+                     unused tail entries are -1 (a histogram of warp size w has w+1 real entries)
+
+Why a compound row table: HDF5's single-writer/multiple-reader mode (SWMR) cannot add objects
+once it starts, but it can grow datasets; a row is one resize + one write (about 1 ms with the
+flush, against ~30 ms for one dataset per column). The writer appends the histogram rows
+first, then the /runs row, then flushes; the row's ``point_id`` is empty until it is written,
+so a reader (``load`` while a sweep runs) or a killed writer never exposes half a row.
+
+A writer killed with ``kill -9`` leaves the file flagged "open for write"; HDF5 refuses to reopen
+it for writing but SWMR readers still see every flushed row. :class:`ResultsWriter` therefore
+recovers such a file by copying its rows into a fresh file (under its own lock file, so a sweep
+that is still alive is never clobbered).
+
+Schema versions follow signac: files carry ``schema``; a newer major version is refused with one
+sentence; :data:`MIGRATIONS` maps each older major version to the function that upgrades its
+in-memory columns (empty while version 1 is the only one).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import errno
+import fcntl
+import json
+import os
+import socket
+from dataclasses import fields
+from pathlib import Path
+from typing import Callable, Iterable, Mapping, Optional
+
+import h5py
+import numpy as np
+
+from . import __version__
+from .sim.config import SimConfig
+from .sim.stats import HIST_STATS, SCALAR_STATS, Stats
+
+SCHEMA = "simt-fast/results/1"
+SCHEMA_PREFIX = "simt-fast/results/"
+SCHEMA_MAJOR = 1
+
+# Older major version -> function(columns: dict, hists: dict, attrs: dict) upgrading it in memory
+# to the next version. signac keeps the same kind of table; version 1 is the first, so it is empty.
+MIGRATIONS: dict[int, Callable[[dict, dict, dict], None]] = {}
+
+HIST_WIDTH = 65  # warp_size <= 64 (SimConfig), so warp_size + 1 entries always fit
+HIST_PAD = -1
+ROW_CHUNK = 512
+
+ID_COLUMNS = ("point_id", "trace_id", "trace")
+CONFIG_COLUMNS = tuple(f.name for f in fields(SimConfig))
+STAT_COLUMNS = tuple(SCALAR_STATS)
+# Columns that legitimately differ between two runs of the same point (excluded from comparisons).
+PROVENANCE_COLUMNS = ("sim_seconds", "finished", "host")
+COLUMNS = ID_COLUMNS + CONFIG_COLUMNS + STAT_COLUMNS + PROVENANCE_COLUMNS
+
+# Fixed-length ASCII strings: SWMR readers handle them without variable-length heap reads.
+_STRING_WIDTH = {"point_id": 32, "trace_id": 64, "trace": 128, "finished": 32, "host": 64}
+
+
+class ResultsError(ValueError):
+    """A results file that cannot be read or written as asked; ``str(err)`` is one sentence."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Column types
+# ---------------------------------------------------------------------------------------------
+
+
+def _column_dtypes() -> dict:
+    defaults_cfg = SimConfig()
+    defaults_stats = Stats()
+    out = {}
+    for name in COLUMNS:
+        if name in _STRING_WIDTH:
+            out[name] = np.dtype(f"S{_STRING_WIDTH[name]}")
+        elif name == "sim_seconds":
+            out[name] = np.dtype(np.float64)
+        else:
+            value = getattr(defaults_cfg if name in CONFIG_COLUMNS else defaults_stats, name)
+            if isinstance(value, bool):
+                out[name] = np.dtype(np.bool_)
+            elif isinstance(value, int):
+                out[name] = np.dtype(np.int64)
+            elif isinstance(value, float):
+                out[name] = np.dtype(np.float64)
+            else:
+                out[name] = np.dtype("S32")
+    return out
+
+
+COLUMN_DTYPES = _column_dtypes()
+
+
+ROW_DTYPE = np.dtype([(name, dtype) for name, dtype in COLUMN_DTYPES.items()])
+
+
+def schema_signature(row_dtype: np.dtype, hists: Mapping[str, tuple]) -> tuple:
+    """What two files must share to be merged or appended to: column names/types and hist shapes."""
+    row_dtype = np.dtype(row_dtype)
+    cols = tuple((k, row_dtype.fields[k][0].str) for k in (row_dtype.names or ()))
+    return cols, tuple(sorted((k, tuple(v)) for k, v in hists.items()))
+
+
+EXPECTED_SIGNATURE = schema_signature(ROW_DTYPE, {h: (HIST_WIDTH,) for h in HIST_STATS})
+
+
+def _utc_now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def _versions() -> dict:
+    import numba
+
+    return {
+        "simt_fast_version": __version__,
+        "numba_version": numba.__version__,
+        "numpy_version": np.__version__,
+        "h5py_version": h5py.version.version,
+        "hdf5_version": h5py.version.hdf5_version,
+    }
+
+
+def _encode(name: str, value) -> object:
+    if name in _STRING_WIDTH or COLUMN_DTYPES[name].kind == "S":
+        raw = str(value).encode("ascii", "replace")
+        width = COLUMN_DTYPES[name].itemsize
+        if len(raw) > width:
+            if name == "trace":  # a display name; keep its end, which tells files apart
+                raw = b"..." + raw[-(width - 3):]
+            else:
+                raise ResultsError(f"value {value!r} of column '{name}' is longer than {width} characters")
+        return raw
+    return value
+
+
+# ---------------------------------------------------------------------------------------------
+# Opening and checking files
+# ---------------------------------------------------------------------------------------------
+
+
+def _describe_open_error(name: str, err: Exception) -> ResultsError:
+    low = str(err).lower()
+    if "signature" in low:
+        return ResultsError(f"{name} is not an HDF5 file, so it cannot be a simt-fast results file")
+    if "truncated" in low or "eof" in low:
+        return ResultsError(f"{name} is truncated (the HDF5 file ends early); re-run the sweep into a new file")
+    return ResultsError(f"{name} could not be read as an HDF5 results file ({str(err).strip().rstrip('.')}); "
+                        f"it may be corrupt")
+
+
+def _schema_major(name: str, attrs) -> int:
+    schema = attrs.get("schema")
+    if isinstance(schema, bytes):
+        schema = schema.decode(errors="replace")
+    if schema is None:
+        raise ResultsError(f"{name} is an HDF5 file but not a simt-fast results file (it has no schema attribute)")
+    schema = str(schema)
+    if schema.startswith("simt-fast/trace/"):
+        raise ResultsError(f"{name} is a simt-fast trace file, not a results file; name it in a sweep file's "
+                           f"'traces' list to simulate it")
+    if not schema.startswith(SCHEMA_PREFIX):
+        raise ResultsError(f"{name} has schema {schema!r}, which is not a simt-fast results schema "
+                           f"(expected {SCHEMA!r})")
+    major = schema[len(SCHEMA_PREFIX):].split(".", 1)[0]
+    if not major.isdigit():
+        raise ResultsError(f"{name} has malformed schema {schema!r} (expected {SCHEMA!r})")
+    major = int(major)
+    if major > SCHEMA_MAJOR:
+        raise ResultsError(f"{name} uses results schema version {major} but this simt-fast {__version__} reads "
+                           f"versions up to {SCHEMA_MAJOR}; upgrade simt-fast to read it")
+    if major < SCHEMA_MAJOR and any(v not in MIGRATIONS for v in range(major, SCHEMA_MAJOR)):
+        raise ResultsError(f"{name} uses results schema version {major}, which this simt-fast cannot migrate")
+    return major
+
+
+def _open_read(path) -> h5py.File:
+    """Open for reading, SWMR-aware (works while a sweep appends, and after a writer was killed)."""
+    name = str(path)
+    p = Path(path)
+    if not p.exists():
+        raise ResultsError(f"{name} does not exist")
+    if p.is_dir():
+        raise ResultsError(f"{name} is a directory, not a results file")
+    try:
+        f = h5py.File(path, "r", swmr=True)
+    except (OSError, ValueError) as swmr_err:
+        try:  # files written without the SWMR-capable format (foreign files) open the plain way
+            f = h5py.File(path, "r")
+        except (OSError, ValueError):
+            raise _describe_open_error(name, swmr_err) from None
+    try:
+        _schema_major(name, f.attrs)
+    except BaseException:
+        f.close()
+        raise
+    return f
+
+
+def _read_file(path) -> tuple[dict, dict, dict]:
+    """(columns, hists, attrs) of the complete rows; columns are numpy arrays (strings as bytes)."""
+    name = str(path)
+    f = _open_read(path)
+    try:
+        with f:
+            attrs = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in f.attrs.items()}
+            major = _schema_major(name, f.attrs)
+            if "runs" not in f or not isinstance(f["runs"], h5py.Dataset) or f["runs"].dtype.names is None:
+                raise ResultsError(f"{name} is missing the /runs table of a results file")
+            runs = f["runs"]
+            if f.swmr_mode:  # see rows appended since a concurrent writer's last flush
+                runs.refresh()
+            if runs.ndim != 1 or "point_id" not in runs.dtype.names:
+                raise ResultsError(f"{name}: /runs must be a 1-D table with a point_id column")
+            table = runs[()]
+            n = len(table)
+            hists = {}
+            if "hist" in f:
+                for key, ds in f["hist"].items():
+                    if f.swmr_mode:
+                        ds.refresh()
+                    if not isinstance(ds, h5py.Dataset) or ds.ndim != 2 or ds.shape[0] < n:
+                        raise ResultsError(f"{name}: /hist/{key} must be a 2-D array with a row per /runs row")
+                    hists[key] = ds[:n]
+    except ResultsError:
+        raise
+    except (OSError, KeyError, ValueError, RuntimeError) as e:
+        raise _describe_open_error(name, e) from None
+    # A row whose id is still empty was being written when the writer stopped: not a result.
+    keep = table["point_id"] != b""
+    table = table[keep]
+    hists = {k: v[keep] for k, v in hists.items()}
+    columns = {k: np.ascontiguousarray(table[k]) for k in table.dtype.names}
+    for version in range(major, SCHEMA_MAJOR):
+        MIGRATIONS[version](columns, hists, attrs)
+    return columns, hists, attrs
+
+
+def _signature_of(columns: dict, hists: dict) -> tuple:
+    return schema_signature(np.dtype([(k, v.dtype) for k, v in columns.items()]),
+                            {k: tuple(v.shape[1:]) for k, v in hists.items()})
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading: the one way users read results
+# ---------------------------------------------------------------------------------------------
+
+
+def _decode_columns(columns: dict):
+    import pandas as pd
+
+    data = {}
+    for key, arr in columns.items():
+        data[key] = np.char.decode(arr, "ascii") if arr.dtype.kind == "S" else arr
+    order = [c for c in COLUMNS if c in data] + [c for c in data if c not in COLUMNS]
+    return pd.DataFrame({c: data[c] for c in order})
+
+
+def _trim(row: np.ndarray) -> np.ndarray:
+    real = np.flatnonzero(row != HIST_PAD)
+    return row[: real[-1] + 1].copy() if real.size else row[:0].copy()
+
+
+def load(path, hist: bool = False, baseline: Optional[Mapping] = None):
+    """The results of ``path`` as a pandas DataFrame, one row per point, sorted by point id.
+
+    Columns: ``point_id``, ``trace_id``, ``trace``, every SimConfig field, every scalar stat,
+    ``sim_seconds``/``finished``/``host`` (provenance), and ``speedup``: the cycles of the
+    baseline point (same trace, same config except the baseline's fields, e.g. ``mechanism``)
+    divided by this point's cycles, NaN where the baseline point is not in the file.
+    ``baseline`` overrides the file's (``{"mechanism": "sps"}``). ``hist=True`` adds one column
+    per histogram stat holding each row's 1-D int64 array.
+    """
+    columns, hists, attrs = _read_file(path)
+    df = _decode_columns(columns)
+    if hist:
+        for key, arr in hists.items():
+            df[key] = [_trim(r) for r in arr]
+    if baseline is None:
+        baseline = json.loads(attrs.get("baseline", "{}") or "{}")
+    df["speedup"] = speedup(df, baseline)
+    df = df.sort_values("point_id", kind="stable").reset_index(drop=True)
+    df.attrs.update({"baseline": dict(baseline), "path": str(path),
+                     **{k: attrs[k] for k in ("schema", "simt_fast_version", "host", "created") if k in attrs}})
+    return df
+
+
+def load_hist(path, name: str):
+    """Histogram stat ``name`` (e.g. ``occupancy_hist``) as a Series of 1-D arrays indexed by point id."""
+    import pandas as pd
+
+    columns, hists, _ = _read_file(path)
+    if name not in hists:
+        known = ", ".join(sorted(hists)) or "none"
+        raise ResultsError(f"{path} has no histogram '{name}' (it has: {known})")
+    ids = np.char.decode(columns["point_id"], "ascii")
+    series = pd.Series([_trim(r) for r in hists[name]], index=pd.Index(ids, name="point_id"), name=name)
+    return series.sort_index()
+
+
+def speedup(df, baseline: Mapping) -> np.ndarray:
+    """Baseline cycles / cycles for every row (NaN where the baseline point is absent).
+
+    A row's baseline point has the same trace and the same value of every config field, except
+    the fields named in ``baseline`` which take the baseline's values (seed 001 reports speedups
+    of each mechanism over PDOM on the same machine this way).
+    """
+    out = np.full(len(df), np.nan)
+    if not baseline or len(df) == 0:
+        return out
+    config_cols = [c for c in CONFIG_COLUMNS if c in df.columns]
+    unknown = [k for k in baseline if k not in config_cols]
+    if unknown:
+        raise ResultsError(f"baseline field '{unknown[0]}' is not a config column of the results")
+    base_rows = np.ones(len(df), bool)
+    for k, v in baseline.items():
+        base_rows &= (df[k] == v).to_numpy()
+    key_cols = ["trace_id"] + [c for c in config_cols if c not in baseline]
+    base = df.loc[base_rows, key_cols + ["cycles"]].drop_duplicates(key_cols)
+    merged = df[key_cols].merge(base, on=key_cols, how="left")
+    cycles = df["cycles"].to_numpy(dtype=np.float64)
+    base_cycles = merged["cycles"].to_numpy(dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.where(cycles > 0, base_cycles / cycles, np.nan)
+    return out
+
+
+def point_ids(path) -> set:
+    """Point ids already stored in ``path`` (empty if the file does not exist)."""
+    if not Path(path).exists():
+        return set()
+    columns, _, _ = _read_file(path)
+    return set(np.char.decode(columns["point_id"], "ascii").tolist())
+
+
+def contents(path):
+    """Every non-provenance column plus histograms, sorted by point id: what 'the same results' means."""
+    df = load(path, hist=True)
+    df = df.drop(columns=[c for c in PROVENANCE_COLUMNS if c in df.columns])
+    return df
+
+
+# ---------------------------------------------------------------------------------------------
+# Writing: the one writer
+# ---------------------------------------------------------------------------------------------
+
+
+class _FileLock:
+    """An exclusive advisory lock on ``<results>.lock`` held for a writer's lifetime (signac-style)."""
+
+    def __init__(self, path: Path):
+        self.path = path.with_name(path.name + ".lock")
+        self.fd = None
+
+    def acquire(self):
+        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as e:
+            os.close(self.fd)
+            self.fd = None
+            if e.errno in (errno.EAGAIN, errno.EACCES):
+                raise ResultsError(f"another simt-fast process is writing {self.path.with_suffix('')}; "
+                                   f"wait for it or write to another file") from None
+            raise
+
+    def release(self):
+        if self.fd is not None:
+            fcntl.flock(self.fd, fcntl.LOCK_UN)
+            os.close(self.fd)
+            self.fd = None
+            try:
+                self.path.unlink()
+            except FileNotFoundError:
+                pass
+
+
+def _create(path: Path, attrs: Mapping) -> h5py.File:
+    f = h5py.File(path, "w", libver="latest")
+    f.create_dataset("runs", shape=(0,), maxshape=(None,), dtype=ROW_DTYPE, chunks=(ROW_CHUNK,))
+    hist = f.create_group("hist")
+    for name in HIST_STATS:
+        hist.create_dataset(name, shape=(0, HIST_WIDTH), maxshape=(None, HIST_WIDTH), dtype=np.int64,
+                            chunks=(64, HIST_WIDTH), fillvalue=HIST_PAD)
+    f.attrs["schema"] = SCHEMA
+    for k, v in _versions().items():
+        f.attrs[k] = v
+    f.attrs["host"] = socket.gethostname()
+    f.attrs["created"] = _utc_now()
+    f.attrs["history"] = "[]"
+    f.attrs["baseline"] = "{}"
+    f.attrs["sweep"] = ""
+    for k, v in attrs.items():
+        f.attrs[k] = v
+    return f
+
+
+def _write_rows(f: h5py.File, columns: Mapping[str, np.ndarray], hists: Mapping[str, np.ndarray]):
+    n = len(columns["point_id"])
+    for name, arr in hists.items():
+        f["hist"][name].resize((n, HIST_WIDTH))
+        if n:
+            f["hist"][name][:] = arr
+    table = np.zeros(n, ROW_DTYPE)
+    for name in ROW_DTYPE.names:
+        table[name] = columns[name]
+    f["runs"].resize((n,))
+    if n:
+        f["runs"][:] = table
+
+
+def write_rows(path, columns: Mapping[str, np.ndarray], hists: Mapping[str, np.ndarray], attrs: Mapping):
+    """Write a complete results file atomically (temporary file + rename); used by merge/recovery."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with _create(tmp, attrs) as f:
+            _write_rows(f, columns, hists)
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
+def _check_signature(name: str, columns: dict, hists: dict):
+    if _signature_of(columns, hists) != EXPECTED_SIGNATURE:
+        have = set(columns)
+        want = set(COLUMN_DTYPES)
+        diff = sorted(have ^ want)
+        detail = f"columns differ: {', '.join(diff[:5])}" if diff else "column types or histogram shapes differ"
+        raise ResultsError(f"{name} was written by a simt-fast with a different results layout ({detail}); "
+                           f"write to a new file")
+
+
+class ResultsWriter:
+    """Append points to a results file; the single writer of a sweep (use as a context manager).
+
+    Rows are flushed after every :meth:`append`, so a killed sweep loses only the points that
+    were still running. Opening an existing file keeps its rows (``ids`` tells which points are
+    done); a file left "open for write" by a killed writer is recovered first.
+    """
+
+    def __init__(self, path, *, baseline: Optional[Mapping] = None, sweep_text: Optional[str] = None,
+                 command: str = ""):
+        self.path = Path(path)
+        self.name = str(path)
+        self._lock = _FileLock(self.path)
+        self._lock.acquire()
+        try:
+            self.recovered = False
+            self.f = self._open(baseline, sweep_text, command)
+            ids = self.f["runs"].fields("point_id")[()]
+            self.n_rows = len(ids)
+            self.ids = set(np.char.decode(ids[ids != b""], "ascii").tolist())
+            self.f.swmr_mode = True
+        except BaseException:
+            self._lock.release()
+            raise
+
+    def _open(self, baseline, sweep_text, command) -> h5py.File:
+        session = {"started": _utc_now(), "host": socket.gethostname(), "pid": os.getpid(),
+                   "simt_fast_version": __version__, "command": command}
+        if not self.path.exists():
+            attrs = {}
+            if baseline is not None:
+                attrs["baseline"] = json.dumps(dict(baseline), sort_keys=True)
+            if sweep_text is not None:
+                attrs["sweep"] = sweep_text
+            attrs["history"] = json.dumps([session])
+            return _create(self.path, attrs)
+        columns, hists, attrs = _read_file(self.path)  # checks schema, readable even after a crash
+        _check_signature(self.name, columns, hists)
+        try:
+            f = h5py.File(self.path, "r+", libver="latest")
+        except OSError as e:
+            if "already open for write" not in str(e):
+                raise _describe_open_error(self.name, e) from None
+            # We hold the lock, so no live writer: a killed sweep left the consistency flag set.
+            # Copy its complete rows into a fresh file (SWMR readers saw exactly these rows).
+            keep = {k: v for k, v in attrs.items() if k not in ("schema",)}
+            write_rows(self.path, columns, hists, keep)
+            self.recovered = True
+            f = h5py.File(self.path, "r+", libver="latest")
+        history = json.loads(f.attrs.get("history", "[]") or "[]")
+        history.append(session)
+        f.attrs["history"] = json.dumps(history)
+        if baseline is not None:
+            f.attrs["baseline"] = json.dumps(dict(baseline), sort_keys=True)
+        if sweep_text is not None:
+            f.attrs["sweep"] = sweep_text
+        return f
+
+    def append(self, point_id: str, trace_id: str, trace: str, config: Mapping, stats, sim_seconds: float = 0.0,
+               host: str = "", finished: Optional[str] = None, flush: bool = True) -> bool:
+        """Store one finished point (stats: a Stats or its dict) and flush it to disk.
+
+        Returns False (and stores nothing) if the point is already in the file.
+        """
+        if point_id in self.ids:
+            return False
+        st = stats.to_dict() if isinstance(stats, Stats) else dict(stats)
+        values = {"point_id": point_id, "trace_id": trace_id, "trace": trace, **dict(config),
+                  "sim_seconds": float(sim_seconds), "finished": finished or _utc_now(), "host": host or socket.gethostname()}
+        for name in STAT_COLUMNS:
+            values[name] = st.get(name, 0)
+        r = self.n_rows
+        row = np.zeros((), ROW_DTYPE)
+        for name in COLUMNS:
+            row[name] = _encode(name, values[name])
+        # Histogram rows first, the /runs row (carrying the id) last: readers count a row by its id.
+        for name in HIST_STATS:
+            h = np.asarray(st.get(name, []), dtype=np.int64)
+            if h.size > HIST_WIDTH:
+                raise ResultsError(f"histogram '{name}' of point {point_id} has {h.size} entries (> {HIST_WIDTH})")
+            hist_row = np.full(HIST_WIDTH, HIST_PAD, np.int64)
+            hist_row[: h.size] = h
+            ds = self.f["hist"][name]
+            ds.resize((r + 1, HIST_WIDTH))
+            ds[r] = hist_row
+        runs = self.f["runs"]
+        runs.resize((r + 1,))
+        runs[r] = row
+        if flush:
+            self.f.flush()
+        self.n_rows += 1
+        self.ids.add(point_id)
+        return True
+
+    def close(self):
+        if getattr(self, "f", None) is not None:
+            try:
+                self.f.close()
+            finally:
+                self.f = None
+                self._lock.release()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+# ---------------------------------------------------------------------------------------------
+# Merge (shards of a job array)
+# ---------------------------------------------------------------------------------------------
+
+
+def merge(out, inputs: Iterable, command: str = "") -> dict:
+    """Merge results files into ``out`` (kept if it exists), de-duplicated by point id.
+
+    Every file must have this simt-fast's results layout (refused with one sentence otherwise).
+    Returns counts: ``{"inputs": n, "rows_read": n, "added": n, "duplicates": n, "total": n}``.
+    """
+    out = Path(out)
+    inputs = [Path(p) for p in inputs]
+    if not inputs:
+        raise ResultsError("merge needs at least one input results file")
+    for p in inputs:
+        if p.resolve() == out.resolve():
+            raise ResultsError(f"{p} is both the output and an input of the merge; name a new output file")
+    read = []
+    for p in inputs:
+        columns, hists, attrs = _read_file(p)
+        _check_signature(str(p), columns, hists)
+        read.append((p, columns, hists, attrs))
+    baselines = {r[3].get("baseline", "{}") for r in read} - {"{}"}
+    baseline = json.loads(baselines.pop()) if len(baselines) == 1 else None
+    counts = {"inputs": len(inputs), "rows_read": 0, "added": 0, "duplicates": 0}
+    with ResultsWriter(out, baseline=baseline, sweep_text=read[0][3].get("sweep"), command=command) as w:
+        for p, columns, hists, _ in read:
+            n = len(columns["point_id"])
+            counts["rows_read"] += n
+            for r in range(n):
+                pid = columns["point_id"][r].decode()
+                if pid in w.ids:
+                    counts["duplicates"] += 1
+                    continue
+                config = {c: _py(columns[c][r]) for c in CONFIG_COLUMNS}
+                stats = {s: _py(columns[s][r]) for s in STAT_COLUMNS}
+                for h in HIST_STATS:
+                    stats[h] = _trim(hists[h][r])
+                w.append(pid, columns["trace_id"][r].decode(), columns["trace"][r].decode(), config, stats,
+                         float(columns["sim_seconds"][r]), columns["host"][r].decode(),
+                         finished=columns["finished"][r].decode(), flush=False)
+                counts["added"] += 1
+            w.f.flush()
+        counts["total"] = w.n_rows
+    return counts
+
+
+def _py(v):
+    if isinstance(v, bytes):
+        return v.decode()
+    if isinstance(v, np.generic):
+        return v.item()
+    return v

@@ -1,0 +1,135 @@
+"""Resolve a sweep's traces to (file, digest): trace files as given, workloads traced on demand.
+
+Workloads are run through the functional emulator once and cached by content hash under the
+cache directory (``--cache-dir``, else ``$SIMT_FAST_CACHE``, else ``$XDG_CACHE_HOME/simt-fast``
+or ``~/.cache/simt-fast``): the key covers the PTX text, the kernel, the size and seed, the
+workload's input generator source and the simt-fast version, so editing any of them re-traces
+and nothing stale is ever reused. Each traced launch is checked against the workload's numpy
+reference before its trace is cached (a wrong emulation must not become a result).
+
+Digests (the trace part of point ids) are cached per file by (path, size, mtime) so a re-run
+of a big sweep does not re-hash every trace.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import json
+import os
+from pathlib import Path
+from typing import Callable, Optional
+
+from .. import __version__
+from ..trace.model import Trace, TraceError
+from .spec import SweepError, TraceSource
+
+
+def default_cache_dir() -> Path:
+    env = os.environ.get("SIMT_FAST_CACHE")
+    if env:
+        return Path(env)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "simt-fast"
+
+
+class _DigestCache:
+    def __init__(self, cache_dir: Path):
+        self.file = cache_dir / "digests.json"
+        try:
+            self.data = json.loads(self.file.read_text())
+        except (OSError, ValueError):
+            self.data = {}
+        self.dirty = False
+
+    def get(self, path: Path) -> str:
+        st = path.stat()
+        key = str(path.resolve())
+        hit = self.data.get(key)
+        if hit and hit["size"] == st.st_size and hit["mtime_ns"] == st.st_mtime_ns:
+            return hit["digest"]
+        digest = Trace.load(path).digest()
+        self.data[key] = {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "digest": digest}
+        self.dirty = True
+        return digest
+
+    def save(self):
+        if not self.dirty:
+            return
+        self.file.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.file.with_name(f".{self.file.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(self.data, indent=0, sort_keys=True))
+        os.replace(tmp, self.file)
+
+
+def workload_cache_key(name: str, size: str, seed: int) -> str:
+    from .. import workloads
+
+    wl = workloads.get(name)
+    h = hashlib.sha256()
+    h.update(f"simt-fast/trace-cache/1;{__version__};{name};{wl.kernel};{size};{seed};".encode())
+    h.update(Path(wl.ptx_path).read_bytes())
+    try:  # the input generator decides the data, hence the paths
+        h.update(inspect.getsource(inspect.getmodule(wl.make)).encode())
+    except (OSError, TypeError):
+        pass
+    return h.hexdigest()
+
+
+def trace_workload(name: str, size: str, seed: int, out: Path) -> Path:
+    """Emulate a built-in workload, check its outputs against numpy, write its trace to ``out``."""
+    from .. import emu, workloads
+
+    wl = workloads.get(name)
+    spec = wl.launch_spec(size, seed=seed)
+    tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
+    try:
+        launch = emu.launch(wl.ptx_path, wl.kernel, spec.grid, spec.block, spec.args, spec.shared_bytes,
+                            trace=True, trace_path=tmp)
+        try:
+            wl.check(spec)
+        except AssertionError as e:
+            raise SweepError(f"workload '{name}' ({size}, seed {seed}) computed wrong outputs in the emulator, "
+                             f"so its trace is not used: {e}") from None
+        if not tmp.exists():
+            launch.trace.save(tmp)
+        os.replace(tmp, out)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+    return out
+
+
+def resolve_traces(sources: list, cache_dir: Optional[Path] = None,
+                   on_trace: Optional[Callable[[str, str], None]] = None) -> dict:
+    """Map each source's display name to ``(path, digest)``; traces workloads not yet cached.
+
+    ``on_trace(name, event)`` is called with ``"tracing"``/``"cached"``/``"file"`` for progress output.
+    """
+    cache_dir = Path(cache_dir) if cache_dir else default_cache_dir()
+    digests = _DigestCache(cache_dir)
+    out = {}
+    try:
+        for s in sources:
+            s: TraceSource
+            if s.path is not None:
+                if on_trace:
+                    on_trace(s.name, "file")
+                try:
+                    out[s.name] = (s.path, digests.get(s.path))
+                except TraceError as e:
+                    raise SweepError(f"trace {s.path}: {e}") from None
+                continue
+            key = workload_cache_key(s.workload, s.size, s.seed)
+            path = cache_dir / "traces" / f"{s.workload}-{s.size}-s{s.seed}-{key[:16]}.h5"
+            if not path.exists():
+                if on_trace:
+                    on_trace(s.name, "tracing")
+                path.parent.mkdir(parents=True, exist_ok=True)
+                trace_workload(s.workload, s.size, s.seed, path)
+            elif on_trace:
+                on_trace(s.name, "cached")
+            out[s.name] = (path, digests.get(path))
+    finally:
+        digests.save()
+    return out
