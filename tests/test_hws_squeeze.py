@@ -271,3 +271,17 @@ def test_kernels_are_callable_from_numba_code():
 def test_format_slots_draws_lanes_as_rows_and_quarters_as_columns():
     text = hws.format_slots([0, HOLE, 2, 3], 2, "w")
     assert text.splitlines() == ["w", "lane | q0 q1", "   0 |  0  2", "   1 |  .  3"]
+
+
+def test_mask_kernels_accept_the_cores_int64_masks():
+    """The timing core keeps masks as int64 words; -1 (all 64 slots) must read as a full warp."""
+
+    @numba.njit
+    def from_int64(mask, warp_size, simd_width):
+        return (hws.quarter_mask(mask, warp_size, simd_width),
+                hws.squeezed_quarter_count(mask, warp_size, simd_width),
+                hws.squeeze_mask(mask, warp_size, simd_width))
+
+    assert from_int64(np.int64(-1), 64, 16) == (0b1111, 4, 2**64 - 1)
+    # slots 0 and 15 (lane 7 of quarter 1): the tie ranks q0 first, so 15 moves to slot 7
+    assert from_int64(np.int64(1 | 1 << 15), 32, 8) == (0b11, 1, 1 | 1 << 7)
