@@ -85,7 +85,11 @@ def test_path_dtype_widens_past_uint16(tmp_path):
     assert u.path.dtype == np.uint32 and u.path[-1] == n_blocks - 1
 
 
-def test_streaming_writer_equals_one_shot(tmp_path):
+@pytest.mark.parametrize("flush_items", [7, 1 << 20])  # flush mid-batch-stream, or only at close
+def test_streaming_writer_equals_one_shot(tmp_path, monkeypatch, flush_items):
+    import sys
+
+    monkeypatch.setattr(sys.modules["simt_fast.trace.io"], "FLUSH_ITEMS", flush_items)
     t = synthetic(20, 6 * 32, 7, block=(32, 1, 1))
     t.save(tmp_path / "one.h5")
     cfg = {k: getattr(t, k) for k in (*CFG_FIELDS, *INSTR_FIELDS, "label", "text")}
@@ -93,7 +97,9 @@ def test_streaming_writer_equals_one_shot(tmp_path):
         for cta in range(t.n_ctas):  # one CTA per batch, local CSR offsets as the emulator produces them
             lo, hi = cta * 32, (cta + 1) * 32
             ptr = t.path_ptr[lo : hi + 1]
-            w.append(ptr - ptr[0], t.path[ptr[0] : ptr[-1]])
+            batch = t.path[ptr[0] : ptr[-1]].copy()
+            w.append(ptr - ptr[0], batch)
+            batch[:] = 0  # the emulator reuses its buffers: the writer must not keep references
         w.append(np.zeros(1, np.int64), np.zeros(0, np.uint16))  # an empty batch is harmless
     one, many = Trace.load(tmp_path / "one.h5"), Trace.load(tmp_path / "many.h5")
     assert_same(one, many)

@@ -175,6 +175,8 @@ def test_path_checks_span_chunk_boundaries(monkeypatch):
         (dict(ipdom=np.array([3, 3, 3, 4, 4], np.int32)), r"'ipdom' of the virtual exit block 4 must be -1 \(got 4\)"),
         (dict(ipdom=np.array([3, 7, 3, 4, -1], np.int32)), r"'ipdom' of block 1 is 7, not another block in 0\.\.4"),
         (dict(ipdom=np.array([3, 3, 2, 4, -1], np.int32)), r"'ipdom' of block 2 is 2"),
+        (dict(ipdom=np.array([3, 2, 3, 4, -1], np.int32)),
+         r"'ipdom' of block 1 is 2 but the CFG's immediate post-dominator of block 1 is 3"),
         (dict(ipdom=np.array([3, 3, 3, 4], np.int32)), r"'ipdom' has 4 entries but block_start describes 5 blocks"),
         (dict(label=["", "a"]), r"'label' has 2 entries but block_start describes 5 blocks"),
         (dict(has_barrier=np.zeros(5, np.int8)), r"'has_barrier' must be bool\[5\]"),

@@ -53,6 +53,7 @@ STRING_FIELDS = {"label": "cfg", "text": "instr"}
 # HDF5 tool, unlike lzf) at a level that keeps the emulator's write cost small.
 PATH_CHUNK = 1 << 16
 PTR_CHUNK = 1 << 14
+FLUSH_ITEMS = 1 << 20  # values staged in memory before TraceWriter writes them out
 COMPRESSION = dict(compression="gzip", compression_opts=4, shuffle=True)
 
 
@@ -170,6 +171,8 @@ class TraceWriter:
         self.n_steps = 0
         self.n_mem = 0
         self._closed = False
+        self._staged: dict = {}
+        self._staged_items = 0
         self.path.parent.mkdir(parents=True, exist_ok=True)
         # The temporary sits next to the target so that os.replace is an atomic rename.
         self._tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
@@ -238,8 +241,8 @@ class TraceWriter:
             raise TraceError(
                 f"TraceWriter.append: block ids must lie in 0..{self.n_blocks - 1} (got {path.min()}..{path.max()})"
             )
-        self._grow(self._ptr, ptr[1:] + self.n_steps)
-        self._grow(self._path, path.astype(self.path_dtype, copy=False))
+        self._stage(self._ptr, ptr[1:] + self.n_steps)
+        self._stage(self._path, path.astype(self.path_dtype))
         self.n_steps += len(path)
         if self.with_mem:
             if mem_ptr is None or mem_addr is None:
@@ -248,12 +251,27 @@ class TraceWriter:
             mptr = self._local_csr("mem", mem_ptr, mem_addr)
             if len(mptr) - 1 != k:
                 raise TraceError(f"TraceWriter.append: mem_ptr covers {len(mptr) - 1} threads but path_ptr covers {k}")
-            self._grow(self._mem_ptr, mptr[1:] + self.n_mem)
-            self._grow(self._mem_addr, mem_addr)
+            self._stage(self._mem_ptr, mptr[1:] + self.n_mem)
+            self._stage(self._mem_addr, mem_addr.copy())
             self.n_mem += len(mem_addr)
         elif mem_ptr is not None or mem_addr is not None:
             raise TraceError("TraceWriter.append: got memory addresses but the writer was opened with with_mem=False")
         self.n_threads += k
+        if self._staged_items >= FLUSH_ITEMS:
+            self.flush()
+
+    def _stage(self, ds, values: np.ndarray) -> None:
+        # Small CTA batches are collected and written together: each HDF5 resize+write has a fixed cost.
+        if len(values):
+            self._staged.setdefault(ds.name, (ds, []))[1].append(values)
+            self._staged_items += len(values)
+
+    def flush(self) -> None:
+        """Write the staged batches to the file (at most FLUSH_ITEMS values are ever held back)."""
+        for ds, parts in self._staged.values():
+            self._grow(ds, np.concatenate(parts))
+        self._staged.clear()
+        self._staged_items = 0
 
     @staticmethod
     def _grow(ds, values: np.ndarray) -> None:
@@ -275,6 +293,7 @@ class TraceWriter:
                 f"has {self.expected_threads} threads; the trace was not saved"
             )
         try:
+            self.flush()
             self._h5.close()
             os.replace(self._tmp, self.path)
         except BaseException:

@@ -113,6 +113,16 @@ def _check_cfg(trace: Trace, name: str) -> int:
         b = int(bad[0])
         raise TraceError(f"{name}: 'ipdom' of block {b} is {ipdom[b]}, not another block in 0..{exit_block}")
 
+    # The reconvergence point every IPDOM mechanism uses: it must be the CFG's, not merely in range.
+    from ..ir.graph import immediate_postdominators
+
+    expected = immediate_postdominators(n_blocks, succ_ptr, succ_idx, exit_block)
+    wrong = np.flatnonzero(expected != ipdom)
+    if wrong.size:
+        b = int(wrong[0])
+        raise TraceError(
+            f"{name}: 'ipdom' of block {b} is {ipdom[b]} but the CFG's immediate post-dominator of block {b} is {expected[b]}"
+        )
     if len(trace.label) != n_blocks:
         raise TraceError(f"{name}: 'label' has {len(trace.label)} entries for {n_blocks} blocks")
     has_barrier = np.asarray(trace.has_barrier)
