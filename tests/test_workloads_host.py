@@ -67,3 +67,21 @@ def test_host_build_of_kernel_matches_numpy_reference(name):
     spec = wl.launch_spec("tiny", seed=3)
     host_launch(wl, spec)
     wl.check(spec)
+
+
+def test_host_lexer_kernel_on_hand_written_lines():
+    # Edge cases the random lines rarely produce: escapes at the line end, escaped NUL, a line
+    # that fills the whole width, a number running into the width.
+    from simt_fast.workloads import statemachine
+
+    width = 16
+    lines = [b'x = 3.14 + "a\\"b', b'12. a.b "open \\', b'"a\\\x00b" q', b"abcdefghijklmnop", b"# all comment",
+             b"0123456789012345", b'"\\', b""]
+    text = np.zeros((len(lines), width), np.uint8)
+    for i, line in enumerate(lines):
+        text[i, :len(line)] = np.frombuffer(line[:width], np.uint8)
+    counts = np.full(len(lines) * statemachine.N_KINDS, -1, np.int32)
+    spec = workloads.LaunchSpec((1, 1, 1), (32, 1, 1), [text.ravel(), np.int32(len(lines)), np.int32(width), counts])
+    host_launch(workloads.get("statemachine"), spec)
+    want = [statemachine.tokenize_counts(text[i].tobytes()) for i in range(len(lines))]
+    assert counts.reshape(len(lines), -1).tolist() == want

@@ -94,8 +94,9 @@ def render(spheres: np.ndarray, light, w: int, h: int):
         active &= ~sky
         bounces += active
         p = [origin[i] + d[i] * t_best for i in range(3)]
-        sid = np.clip(hit, 0, n - 1)
-        centre = [spheres[sid, i] for i in range(3)]
+        sid = np.clip(hit, 0, max(n - 1, 0))
+        table = spheres if n else np.zeros((1, 8), F)  # floor-only scenes index a dummy row
+        centre = [table[sid, i] for i in range(3)]
         with np.errstate(divide="ignore", invalid="ignore"):
             sphere_normal = _normalize([p[i] - centre[i] for i in range(3)])
         on_floor = hit == n
@@ -103,8 +104,8 @@ def render(spheres: np.ndarray, light, w: int, h: int):
         with np.errstate(invalid="ignore"):
             cx = np.floor(np.where(active, p[0], 0)).astype(np.int32)
             cz = np.floor(np.where(active, p[2], 0)).astype(np.int32)
-        albedo = np.where(on_floor, np.where((cx + cz) & 1, F(0.9), F(0.25)), spheres[sid, 4])
-        reflectivity = np.where(on_floor, F(0.35), spheres[sid, 5])
+        albedo = np.where(on_floor, np.where((cx + cz) & 1, F(0.9), F(0.25)), table[sid, 4])
+        reflectivity = np.where(on_floor, F(0.35), table[sid, 5])
         to_light = [F(light[i]) - p[i] for i in range(3)]
         light_dist = np.sqrt(_dot(to_light, to_light))
         l_dir = [to_light[i] / light_dist for i in range(3)]

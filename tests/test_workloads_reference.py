@@ -1,0 +1,324 @@
+"""Golden and cross-checks of the workloads' numpy references.
+
+Hand-worked cases (FIPS-197 vectors, N-Queens totals, a one-sphere scene, lexer lines...) and
+small per-thread Python models written the way the kernel runs (scalar, sequential), compared
+with the vectorised references that check() uses.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import simt_fast.workloads as workloads
+from simt_fast.workloads import aes, bfs, blackscholes, earlyexit, inlinedreturn, laplace3d, libor, mummer, nn
+from simt_fast.workloads import nqueens, raytrace, shortcircuit, statemachine, storegpu
+
+
+def tiny(name, seed=0):
+    return workloads.get(name).launch_spec("tiny", seed=seed)
+
+
+# --- aes -----------------------------------------------------------------------------------------
+
+def test_aes_sbox_and_fips197_vectors():
+    assert (aes._SBOX[0x00], aes._SBOX[0x01], aes._SBOX[0x53]) == (0x63, 0x7C, 0xED)
+    assert len(set(aes._SBOX.tolist())) == 256  # a permutation
+    rk = aes.expand_key(bytes.fromhex("2b7e151628aed2a6abf7158809cf4f3c"))  # FIPS-197 A.1
+    assert rk[160:].tobytes().hex() == "d014f9a8c9ee2589e13f0cc8b6630ca6"
+    plain = np.frombuffer(bytes.fromhex("00112233445566778899aabbccddeeff"), np.uint8)  # FIPS-197 C.1
+    assert aes.encrypt(plain, aes.expand_key(bytes(range(16)))).tobytes().hex() == "69c4e0d86a7b0430d8cdb78070b4c55a"
+
+
+# --- nqueens -------------------------------------------------------------------------------------
+
+def test_nqueens_known_totals():
+    assert nqueens.completions([], 6) == 4
+    assert int(workloads.get("nqueens").reference(tiny("nqueens"))["total"][0]) == 92  # N = 8
+    spec = workloads.get("nqueens").launch_spec("default")
+    assert int(spec.arg("n")) == 10 and int(workloads.get("nqueens").reference(spec)["total"][0]) == 724
+
+
+def test_nqueens_prefix_masks_encode_attacked_squares():
+    n = 8
+    for prefix in nqueens.prefixes(n, 3)[:40]:
+        cols, left, right = nqueens.encode(prefix, n)
+        free = [c for c in range(n) if not ((cols | left | right) >> c) & 1]
+        assert free == [c for c in range(n) if nqueens.safe(prefix, c)]
+
+
+# --- blackscholes --------------------------------------------------------------------------------
+
+def test_blackscholes_matches_closed_form_and_put_call_parity():
+    spec = tiny("blackscholes")
+    ref = workloads.get("blackscholes").reference(spec)
+    r, v = float(spec.arg("riskfree")), float(spec.arg("volatility"))
+    for i in range(0, 600, 37):
+        s, x, t = (float(spec.arg(k)[i]) for k in ("spot", "strike", "years"))
+        d1 = (math.log(s / x) + (r + v * v / 2) * t) / (v * math.sqrt(t))
+        d2 = d1 - v * math.sqrt(t)
+        phi = lambda z: 0.5 * (1 + math.erf(z / math.sqrt(2)))  # noqa: E731
+        call = s * phi(d1) - x * math.exp(-r * t) * phi(d2)
+        assert ref["call"][i] == pytest.approx(call, abs=1e-3)
+        assert ref["call"][i] - ref["put"][i] == pytest.approx(s - x * math.exp(-r * t), abs=1e-3)
+
+
+# --- bfs -----------------------------------------------------------------------------------------
+
+def test_bfs_hand_worked_graph():
+    # 0 -> 1, 2 ; 1 -> 2, 3 ; 2 -> 0, 4 ; 3 -> 4 ; 4 -> 1.  Level 1 = {1, 2}; 0 visited at level 0.
+    row_ptr = np.array([0, 2, 4, 6, 7, 8], np.int32)
+    col_idx = np.array([1, 2, 2, 3, 0, 4, 4, 1], np.int32)
+    assert bfs.bfs_depths(row_ptr, col_idx).tolist() == [0, 1, 1, 2, 2]
+    level = np.array([0, 1, 1, -1, -1], np.int32)
+    spec = workloads.LaunchSpec(1, 32, [row_ptr, col_idx, level, np.int32(5), np.int32(1), None, None],
+                                arg_names=("row_ptr", "col_idx", "level", "n_nodes", "cur_level", "next_frontier",
+                                           "counters"))
+    ref = bfs.reference(spec)
+    assert ref["next_frontier"].tolist() == [0, 0, 0, 1, 1]
+    # frontier {1, 2}; edges 1->2, 1->3, 2->0, 2->4 examined; 1->3 and 2->4 reach unvisited nodes
+    assert ref["counters"].tolist() == [2, 4, 2]
+
+
+def test_bfs_reference_matches_per_node_loop():
+    spec = tiny("bfs", seed=2)
+    row_ptr, col_idx, level = spec.arg("row_ptr"), spec.arg("col_idx"), spec.arg("level")
+    cur = int(spec.arg("cur_level"))
+    nxt = np.zeros(len(level), np.int32)
+    counters = [0, 0, 0]
+    for v in range(len(level)):
+        if level[v] != cur:
+            continue
+        counters[0] += 1
+        for e in range(row_ptr[v], row_ptr[v + 1]):
+            counters[1] += 1
+            if level[col_idx[e]] < 0:
+                nxt[col_idx[e]] = 1
+                counters[2] += 1
+    ref = bfs.reference(spec)
+    assert ref["next_frontier"].tolist() == nxt.tolist() and ref["counters"].tolist() == counters
+    assert 0 < counters[0] < len(level)  # a representative level: frontier and non-frontier threads
+
+
+# --- nn ------------------------------------------------------------------------------------------
+
+def test_nn_connection_table_in_source_and_one_neuron_by_loops():
+    wl = workloads.get("nn")
+    table = nn.connection_table()
+    assert (nn.table_in_source(wl.source.read_text()) == table).all()
+    assert sorted(table.sum(axis=1).tolist()) == [3] * 6 + [4] * 9 + [6]
+    spec = tiny("nn")
+    x, w, b = spec.arg("input"), spec.arg("weights"), spec.arg("bias")
+    out = wl.reference(spec)["output"]
+    for o, oy, ox in [(0, 0, 0), (7, 4, 1), (15, 2, 3)]:
+        acc = float(b[o]) + sum(float(w[o, m, ky, kx]) * float(x[0, m, 2 * oy + ky, 2 * ox + kx])
+                                for m in range(6) if table[o, m] for ky in range(5) for kx in range(5))
+        assert out[0, o, oy, ox] == pytest.approx(1.7159 * math.tanh(0.66666667 * acc), abs=1e-6)
+
+
+# --- mummer --------------------------------------------------------------------------------------
+
+def _mummer_spec(ref_text: str, queries: list, depth: int):
+    code = {"A": 0, "C": 1, "G": 2, "T": 3, "N": 4}
+    reference = np.array([code[c] for c in ref_text], np.uint8)
+    q = np.array([[code[c] for c in s] for s in queries], np.uint8)
+    n, qlen = q.shape
+    args = [mummer.build_trie(reference, depth).ravel(), q.ravel(), np.int32(n), np.int32(qlen), None, None]
+    return workloads.LaunchSpec(1, 32, args, arg_names=("trie", "queries", "n_queries", "query_len", "match_len", "best"),
+                                meta={"reference": reference, "depth": depth})
+
+
+def test_mummer_hand_worked_matches():
+    spec = _mummer_spec("ACGTACGG", ["ACGTT", "GGNAC", "TTTTT"], depth=8)
+    ref = mummer.reference(spec)
+    assert ref["match_len"].reshape(3, 5).tolist() == [[4, 3, 2, 1, 1], [2, 1, 0, 2, 1], [1, 1, 1, 1, 1]]
+    assert ref["best"].reshape(3, 2).tolist() == [[4, 0], [2, 0], [1, 0]]
+    capped = mummer.reference(_mummer_spec("ACGTACGG", ["ACGTT"], depth=2))
+    assert capped["match_len"].tolist() == [2, 2, 2, 1, 1]
+
+
+def test_mummer_trie_walk_model_matches_substring_reference():
+    spec = tiny("mummer", seed=4)
+    trie = spec.arg("trie").reshape(-1, 4)
+    n, qlen = int(spec.arg("n_queries")), int(spec.arg("query_len"))
+    queries = spec.arg("queries").reshape(n, qlen)
+    ref = mummer.reference(spec)["match_len"].reshape(n, qlen)
+    for q in range(0, n, 7):  # the kernel's walk, one thread at a time
+        for s in range(qlen):
+            node, k = 0, 0
+            while s + k < qlen and queries[q, s + k] <= 3 and trie[node, queries[q, s + k]] >= 0:
+                node, k = trie[node, queries[q, s + k]], k + 1
+            assert ref[q, s] == k
+
+
+# --- raytrace ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("reflectivity, color", [(0.0, 0.55), (0.5, 0.5 * 0.5 * 1.1 + 0.5 * 0.3)])
+def test_raytrace_one_sphere_in_front_of_the_camera(reflectivity, color):
+    # One pixel looks straight down +z at a sphere of radius 1 centred at eye height: hit at
+    # (0, 1.5, -1), normal and light direction both -z (lambert 1, not shadowed) -> lit 1.1.
+    # A mirror half reflects back along -z into the sky (0.3 at the horizon).
+    sphere = np.array([[0, 1.5, 0, 1, 0.5, reflectivity, 0, 0]], np.float32)
+    image, bounces = raytrace.render(sphere, (0.0, 1.5, -10.0), 1, 1)
+    assert bounces.tolist() == [1]
+    assert image[0] == pytest.approx(color, abs=1e-6)
+
+
+def test_raytrace_shadow_and_floor():
+    # A big sphere between the light and the floor point under it shadows that point.
+    sphere = np.array([[0, 2, 4, 1, 0.5, 0, 0, 0]], np.float32)
+    lit, _ = raytrace.render(np.zeros((0, 8), np.float32), (0.0, 8.0, 4.0), 16, 16)
+    shaded, _ = raytrace.render(sphere, (0.0, 8.0, 4.0), 16, 16)
+    assert (shaded <= lit + 1e-6).sum() > 200 and (shaded < lit - 0.1).any()
+
+
+# --- storegpu ------------------------------------------------------------------------------------
+
+def test_storegpu_gear_table_in_source_and_per_thread_model():
+    wl = workloads.get("storegpu")
+    assert (storegpu.table_in_source(wl.source.read_text()) == storegpu.gear_table()).all()
+    spec = tiny("storegpu", seed=5)
+    ref = wl.reference(spec)
+    gear = [int(v) for v in storegpu.gear_table()]
+    buf = spec.arg("buf").tolist()
+    m64 = (1 << 64) - 1
+    seg, n = int(spec.arg("segment")), int(spec.arg("n_bytes"))
+
+    def fin(d, length):
+        x = d ^ (length << 32)
+        for _ in range(4):
+            x ^= x >> 31
+            x = (x * 0x7FB5D329728EA185) & m64
+            x = ((x << 27) | (x >> 37)) & m64
+            x = (x + 0x9E3779B97F4A7C15) & m64
+        return x
+
+    for t in (0, 1, 17, len(ref["digest"]) - 1):  # the kernel's rolling loop, sequentially
+        begin, end = t * seg, min(t * seg + seg, n)
+        h = 0
+        for i in range(max(0, begin - 63), begin):
+            h = ((h << 1) + gear[buf[i]]) & m64
+        d, acc, length, count = storegpu.FNV_OFFSET, 0, 0, 0
+        for i in range(begin, end):
+            h = ((h << 1) + gear[buf[i]]) & m64
+            d = ((d ^ buf[i]) * storegpu.FNV_PRIME) & m64
+            length += 1
+            if length >= storegpu.MIN_CHUNK and h & storegpu.MASK == 0:
+                assert ref["boundary"][i] == 1
+                acc ^= fin(d, length)
+                count, d, length = count + 1, storegpu.FNV_OFFSET, 0
+        if length:
+            acc ^= fin(d, length)
+        assert (int(ref["chunk_count"][t]), int(ref["digest"][t])) == (count, acc)
+    assert int(ref["total"][0]) == int(ref["chunk_count"].sum()) == int(ref["boundary"].sum())
+
+
+# --- laplace3d -----------------------------------------------------------------------------------
+
+def test_laplace3d_reference_matches_point_loop():
+    spec = tiny("laplace3d")
+    nx, ny, nz = (int(spec.arg(k)) for k in ("nx", "ny", "nz"))
+    u = spec.arg("u").reshape(nz, ny, nx)
+    out = workloads.get("laplace3d").reference(spec)["u_new"].reshape(nz, ny, nx)
+    f = np.float32
+    for k, j, i in [(0, 3, 3), (2, 0, 5), (3, 4, nx - 1), (1, 1, 1), (4, ny - 2, nx - 2), (3, 5, 31), (2, 3, 32)]:
+        if min(i, j, k) == 0 or i == nx - 1 or j == ny - 1 or k == nz - 1:
+            assert out[k, j, i] == u[k, j, i]
+        else:
+            s = f(f(f(f(f(u[k, j, i - 1] + u[k, j, i + 1]) + u[k, j - 1, i]) + u[k, j + 1, i]) + u[k - 1, j, i]) + u[k + 1, j, i])
+            assert out[k, j, i] == f(s * f(1.0 / 6.0))
+
+
+# --- libor ---------------------------------------------------------------------------------------
+
+def test_libor_reference_matches_scalar_path_model():
+    spec = tiny("libor")
+    n_paths, n_rates, n_steps = (int(spec.arg(k)) for k in ("n_paths", "n_rates", "n_steps"))
+    delta, lam = float(spec.arg("delta")), spec.arg("lambda").tolist()
+    z = spec.arg("normals").reshape(n_steps, n_paths)
+    ref = workloads.get("libor").reference(spec)["value"]
+    for p in (0, 5, n_paths - 1):
+        L = spec.arg("l0").tolist()
+        for n in range(n_steps):
+            sqez, v = math.sqrt(delta) * z[n, p], 0.0
+            for i in range(n + 1, n_rates):
+                con1 = delta * lam[i - n - 1]
+                v += con1 * L[i] / (1 + delta * L[i])
+                L[i] *= math.exp(con1 * v + lam[i - n - 1] * (sqez - 0.5 * con1))
+        b, s, B, S = 1.0, 0.0, [], []
+        for n in range(n_steps, n_rates):
+            b /= 1 + delta * L[n]
+            s += delta * b
+            B.append(b)
+            S.append(s)
+        payoff = 0.0
+        for mat, rate in zip(spec.arg("maturities"), spec.arg("swaprates")):
+            swap = B[mat - 1] + rate * S[mat - 1] - 1
+            payoff += -100 * swap if swap < 0 else 0.0
+        for n in range(n_steps):
+            payoff /= 1 + delta * L[n]
+        assert ref[p] == pytest.approx(payoff, rel=1e-12, abs=1e-14)
+
+
+# --- seed 001/002 control-flow kernels -----------------------------------------------------------
+
+def test_earlyexit_reference_matches_per_thread_do_while():
+    spec = tiny("earlyexit", seed=1)
+    ref = workloads.get("earlyexit").reference(spec)
+    mask = int(spec.arg("target_mask"))
+    for t in range(0, 1024, 97):
+        x, target, limit = int(spec.arg("seeds")[t]), int(spec.arg("targets")[t]), int(spec.arg("budget")[t])
+        acc, it, found = 0, 0, -1
+        while True:
+            x ^= (x << 13) & 0xFFFFFFFF
+            x ^= x >> 17
+            x ^= (x << 5) & 0xFFFFFFFF
+            it += 1
+            if x & mask == target:
+                found, acc = it, (acc + (x >> 16)) & 0xFFFFFFFF
+                break
+            acc = (acc * 33 + (x & 0xFF)) & 0xFFFFFFFF
+            if not it < limit:
+                break
+        assert (int(ref["found_at"][t]), int(ref["checksum"][t])) == (found, acc ^ x)
+    assert 0 < (ref["found_at"] > 0).mean() < 1  # both loop exits are taken
+
+
+def test_shortcircuit_reference_matches_scalar_short_circuit():
+    spec = tiny("shortcircuit")
+    a, c, table = (spec.arg(k).tolist() for k in ("a", "c", "table"))
+    m = int(spec.arg("table_mask"))
+    out = workloads.get("shortcircuit").reference(spec)["out"]
+    paths = set()
+    for i in range(0, len(a), 5):
+        x = a[i]
+        first = x > 0 and table[x & m] > 0
+        second = not first and c[i] > 0 and table[c[i] & m] < 0
+        paths.add((x > 0, first, c[i] > 0 if not first else None, second))
+        want = ((x * 31 + c[i]) ^ (x >> 3)) if first or second else x - 2 * c[i]
+        assert out[i] == np.int32(want)
+    assert len(paths) >= 5  # every edge of the short-circuit CFG is exercised
+
+
+def test_inlinedreturn_hand_worked_row():
+    args = [np.array([5, 7, 5, 9, 1, 1], np.int32), np.array([4], np.int32), np.array([5, 9, 1, 8], np.int32),
+            np.int32(1), np.int32(6), np.int32(4), None, None]
+    spec = workloads.LaunchSpec(1, 32, args, arg_names=("rows", "row_len", "keys", "n", "width", "n_keys",
+                                                        "position", "score"))
+    ref = inlinedreturn.reference(spec)
+    assert ref["position"].tolist() == [0, 3, -1, -1]  # 1 lies beyond row_len: not found
+    assert ref["score"].tolist() == [1 + 4 - 3 - 3]
+
+
+@pytest.mark.parametrize("line, counts", [
+    (b'x = 3.14 + "a\\"b" # c', [1, 0, 1, 1, 2, 1, 0]),
+    (b'if (n1<10) go_to;', [3, 1, 0, 0, 4, 0, 0]),
+    (b'12. a.b "open \\', [2, 0, 1, 0, 1, 0, 1]),
+    (b'"abc', [0, 0, 0, 0, 0, 0, 1]),
+    (b"7if\t_x9 \x00 zz", [2, 1, 0, 0, 0, 0, 0]),
+    (b'"a\\\x00b" q', [1, 0, 0, 1, 0, 0, 0]),
+])
+def test_statemachine_hand_worked_lines(line, counts):
+    assert statemachine.tokenize_counts(line) == counts
