@@ -77,6 +77,8 @@ def test_figure_4_6_en_dwf_and_hws_squeeze_merge_downscale():
                                + [HOLE] * 8)
     assert hws.quarter_mask(to_mask(merged.tolist()), 32, 8) == 0b0111  # step 4
     assert hws.warp_size_after_scaling(merged, 8) == 24
+    combined, squeezed, *counts = dwf.squeeze_and_merge(warp_of(FIG_4_3_THREADS), female, 8, enhanced=True)
+    assert combined.tolist() == merged.tolist() and squeezed.tolist() == FIG_4_3_SQUEEZED and counts == [4, 4]
     # without the squeeze the merge still succeeds but the merged warp keeps all four quarters
     unsqueezed = dwf.merge(warp_of(FIG_4_3_THREADS), female, 8, enhanced=True)
     assert unsqueezed is not None and hws.active_quarters(unsqueezed, 8) == 4
@@ -179,3 +181,15 @@ def test_batch_equals_one_by_one(pair):
             assert ok[w] == (exp is not None)
             assert out[w].tolist() == (exp if exp is not None else [HOLE] * len(male))
             assert (conflicts[w], moved[w]) == (exp_conflicts, exp_moved)
+
+
+@PROPS
+@given(warp_pairs())
+def test_squeeze_and_merge_is_squeeze_then_merge(pair):
+    male, female, simd = pair
+    for enhanced in (False, True):
+        merged, squeezed, conflicts, moved = dwf.squeeze_and_merge(male, female, simd, enhanced)
+        exp_squeezed = hws.squeeze(male, simd)
+        exp, exp_conflicts, exp_moved = ref.merge_count_conflicts(exp_squeezed.tolist(), female, simd, enhanced)
+        assert squeezed.tolist() == exp_squeezed.tolist()
+        assert (None if merged is None else merged.tolist()) == exp and (conflicts, moved) == (exp_conflicts, exp_moved)

@@ -22,7 +22,8 @@ from __future__ import annotations
 import numpy as np
 
 from simt_fast._jit import jit
-from simt_fast.sim.hws import _check_mask_shape, _low_bits, _popcount64, check_simd_width, check_slots
+from simt_fast.sim.hws import (_check_mask_shape, _low_bits, _popcount64, _squeeze_scratch, check_simd_width,
+                               check_slots)
 
 HOLE = -1
 
@@ -68,6 +69,19 @@ def _merge_into(male, female, out, simd_width, enhanced):
         if female[s] >= 0:
             out[s] = female[s]
     return True, n_conflicts, n_moved
+
+
+@jit
+def _squeeze_merge_into(male, female, squeezed, out, simd_width, enhanced, counts, order):
+    """(en-)DWF&HWS, seed 003 §4.4 steps 1-3: squeeze the male warp, then merge it.
+
+    ``squeezed`` receives the squeezed male (the male enters the pool like this if the merge
+    is refused); ``counts``/``order`` are int64 scratch of n_quarters. Returns
+    ``(ok, n_conflicts, n_moved)`` of the merge; step 4, downscaling, is
+    ``_active_quarters(out, simd_width)``.
+    """
+    _squeeze_scratch(male, squeezed, simd_width, counts, order)
+    return _merge_into(squeezed, female, out, simd_width, enhanced)
 
 
 @jit
@@ -145,6 +159,22 @@ def merge(male_slots, female_slots, simd_width, enhanced: bool):
     then enters the warp pool as a new entry).
     """
     return merge_count_conflicts(male_slots, female_slots, simd_width, enhanced)[0]
+
+
+def squeeze_and_merge(male_slots, female_slots, simd_width, enhanced: bool = True):
+    """DWF&HWS / en-DWF&HWS (seed 003 §4.4, Fig. 4.6): squeeze the male warp, then merge it.
+
+    Returns ``(merged or None, squeezed male, n_conflicts, n_moved)``; downscale the merged warp
+    with :func:`simt_fast.sim.hws.active_quarters`. The thesis squeezes the male before the merge
+    (its §7 notes squeezing the merged warp instead as an open alternative).
+    """
+    m, f = _check_pair(male_slots, female_slots, simd_width)
+    simd_width = check_simd_width(simd_width)
+    n_quarters = m.shape[0] // simd_width
+    squeezed, out = np.empty_like(m), np.empty_like(m)
+    ok, n_conflicts, n_moved = _squeeze_merge_into(m, f, squeezed, out, simd_width, bool(enhanced),
+                                                   np.empty(n_quarters, np.int64), np.empty(n_quarters, np.int64))
+    return (out if ok else None), squeezed, int(n_conflicts), int(n_moved)
 
 
 def merge_batch(male_slots, female_slots, simd_width, enhanced: bool):
