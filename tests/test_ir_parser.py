@@ -227,8 +227,8 @@ def test_structural_errors():
         parse_ptx(HEAD + "add.u32 %r1, %r2, 1;\n", "x.ptx")
     with pytest.raises(PTXError, match="call to undeclared function 'nothere'"):
         parse_ptx(HEAD + ".visible .entry e()\n{\n\tcall.uni nothere;\n\tret;\n}\n", "x.ptx")
-    with pytest.raises(PTXError, match="unsupported initialiser element 'sym'"):
-        parse_ptx(HEAD + ".global .u64 p[1] = {sym};\n", "x.ptx")
+    with pytest.raises(PTXError, match="unsupported initialiser element '1..2'"):
+        parse_ptx(HEAD + ".global .u64 p[1] = {1..2};\n", "x.ptx")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -273,3 +273,48 @@ def test_cli_error_is_one_line_exit_2(tmp_path):
     assert lines[0] == f"error: {bad}:8:2: unsupported opcode 'frobnicate.u32': `frobnicate.u32 %r1, %r2`"
     res = runner.invoke(app, ["cfg", str(tmp_path / "missing.ptx")])
     assert res.exit_code == 2 and "not found" in res.output
+
+
+# ---------------------------------------------------------------------------------------------
+# less common nvcc output and hand-written layouts
+# ---------------------------------------------------------------------------------------------
+
+
+def test_printf_function_pointers_inline_asm_texture():
+    m = parse_ptx(DATA / "nvcc_misc_features.ptx")
+    g = {v.name: v for v in m.globals}
+    # function-pointer table: zero bytes + relocations the emulator resolves
+    assert g["ops"].init == bytes(16) and g["ops"].init_symbols == ((0, "_Z3inci", 0), (8, "_Z3dbli", 0))
+    assert g["$str"].init.startswith(b"hello %d\n")
+    k = m.find_kernel("h")
+    assert "prototype_0" in k.directives["callprototype"] and "prototype_0" not in k.labels
+    indirect = [i for i in k.instructions if i.base == "call" and isinstance(i.operands[1], Reg)]
+    assert len(indirect) == 1 and indirect[0].operands[-1] == Symbol("prototype_0")
+    # the inline-asm scope declares a register without '%'
+    setp = next(i for i in k.instructions if i.operands and i.operands[0] == Reg("p"))
+    assert setp.opcode == "setp.ne.u32"
+    tex = next(i for i in k.instructions if i.base == "tex")
+    assert tex.operands[1] == Vector((Reg("%rd3"), Vector((Reg("%r3"),))))
+    assert tex.op_class == OpClass.MEM_GLOBAL
+    cfg = build_cfg(k)
+    assert cfg.blocks[-1].label == "<exit>"
+
+
+def test_crlf_block_comments_and_several_statements_per_line():
+    src = (HEAD + ".visible .entry e() {\n\t.reg .b32 %r<3>; .reg .pred %p1;\n"
+           "\tmov.u32 %r1, 1; /* inline */ add.u32 %r2, %r1,\n\t\t2;\n"
+           "$L1: setp.lt.u32 %p1, %r2, 9; @%p1 bra $L1; // loop\n\tret; }\n").replace("\n", "\r\n")
+    m = parse_ptx(src, "crlf.ptx")
+    k = m.find_kernel("e")
+    assert [i.opcode for i in k.instructions] == ["mov.u32", "add.u32", "setp.lt.u32", "bra", "ret"]
+    assert k.labels == {"$L1": 2}
+    add = k.instructions[1]
+    assert add.operands == (Reg("%r2"), Reg("%r1"), Imm(2, "2")) and add.line == 6
+    assert [b.succs for b in build_cfg(k).blocks] == [[1], [1, 2], [3], []]
+
+
+def test_address_initialiser_must_name_a_declared_symbol():
+    with pytest.raises(PTXError, match=r"u\.ptx:4:1: initialiser of 'p' takes the address of undeclared 'nothere'"):
+        parse_ptx(HEAD + ".global .align 8 .u64 p[2] = {nothere, 0};\n", "u.ptx")
+    m = parse_ptx(HEAD + ".global .align 4 .b8 buf[8];\n.global .align 8 .u64 p[1] = {generic(buf)+4};\n")
+    assert m.globals[1].init_symbols == ((0, "buf", 4),)

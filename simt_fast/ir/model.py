@@ -175,6 +175,9 @@ class Variable:
     align: int  # bytes
     init: Optional[bytes] = None  # initialiser bytes (little-endian), None if absent
     linkage: str = ""  # "", "extern", "visible", "weak"
+    # address initialisers ({func, generic(var)+8}): (byte offset in init, symbol name, addend);
+    # their bytes in ``init`` are zero until a loader places the symbols
+    init_symbols: tuple = ()
 
     @property
     def size(self) -> int:

@@ -330,6 +330,7 @@ _INSTR = re.compile(r"(?:@(!?)\s*([%\w$]+)\s+)?([A-Za-z][\w.:]*)\s*(.*)\Z", re.S
 _OPCODE = re.compile(r"[A-Za-z][\w.:]*\Z")
 _REG_RANGE = re.compile(r"([A-Za-z_$%][\w$]*)\s*<\s*(\d+)\s*>\Z")
 _VAR_NAME = re.compile(r"([A-Za-z_$%][\w$]*)\s*((?:\[\s*\w*\s*\]\s*)*)\Z")
+_INIT_SYMBOL = re.compile(r"(?:generic\(\s*([A-Za-z_$][\w$]*)\s*\)|([A-Za-z_$][\w$]*))(?:\+(\d+))?\Z")
 _LOC = re.compile(r"\.loc\s+(\d+)\s+(\d+)\s+(\d+)")
 _DIMS = re.compile(r"\[\s*(\w*)\s*\]")
 
@@ -417,6 +418,7 @@ class _Parser:
         self.declared_funcs: set = set()  # prototypes and definitions (call targets)
         self.calls: list = []  # (callee, func, instruction) checked at the end
         self.opcode_cache: dict = {}
+        self.var_lines: dict = {}  # module variable -> (line, col), for late errors
 
     # -- errors ----------------------------------------------------------------------------
     def error(self, message: str, line: int, col: int, text: str = ""):
@@ -436,6 +438,11 @@ class _Parser:
                 self.error("'{' at module scope does not open a function body", line, col, text)
             else:
                 self.error("unmatched '}' at module scope", line, col, text)
+        known = self.declared_funcs | {g.name for g in self.globals}
+        for g in self.globals:
+            for _, sym, _ in g.init_symbols:
+                if sym not in known:
+                    raise PTXError(f"initialiser of '{g.name}' takes the address of undeclared '{sym}'", self.path, *self.var_lines.get(g.name, (0, 0)))
         for callee, func, ins in self.calls:
             if callee not in self.declared_funcs:
                 self.error(f"call to undeclared function '{callee}'", ins.line, ins.column, ins.text)
@@ -478,6 +485,7 @@ class _Parser:
         first = words[0][1:] if words[0].startswith(".") else ""
         if first in _LINKAGE or first in ("global", "const", "shared", "local", "tex"):
             self.globals.append(self.variable(text, line, col, Variable))
+            self.var_lines[self.globals[-1].name] = (line, col)
             return
         if text.startswith("."):
             self.error(f"unsupported module-level directive '{words[0]}'", line, col, text)
@@ -542,28 +550,40 @@ class _Parser:
         if not align:
             align = elem * vec
         init = None
+        init_symbols = ()
         if init_text is not None:
-            init = self.initializer(init_text, dtype, line, col)
+            init, init_symbols = self.initializer(init_text, dtype, line, col)
             if count and len(init) > elem * count:
                 self.error(f"initialiser of '{name}' has more elements than the variable", line, col, text)
             if dims and "[]" in dims.replace(" ", "") and count == 0:
                 count = len(init) // elem
             init = init + bytes(elem * count - len(init))  # PTX zero-fills the rest
-        kw = dict(name=name, space=space, dtype=dtype, elem_size=elem, count=count, align=align, init=init, linkage=linkage)
+        kw = dict(name=name, space=space, dtype=dtype, elem_size=elem, count=count, align=align, init=init, linkage=linkage, init_symbols=init_symbols)
         if cls is Param:
             return Param(**kw, ptr_space=ptr_space)
         return cls(**kw)
 
-    def initializer(self, text: str, dtype: str, line: int, col: int) -> bytes:
+    def initializer(self, text: str, dtype: str, line: int, col: int):
+        """Initialiser bytes (little-endian) and address relocations ``(offset, symbol, addend)``."""
         items = re.split(r"[{},\s]+", text.strip())
         out = bytearray()
+        symbols = []
         size = _TYPE_SIZES[dtype]
         for it in items:
             if not it:
                 continue
             imm = _parse_imm(it)
             if imm is None:
-                self.error(f"unsupported initialiser element '{it}' (only numeric constants are supported)", line, col, text)
+                sm = _INIT_SYMBOL.match(it)
+                if not sm:
+                    self.error(f"unsupported initialiser element '{it}'", line, col, text)
+                if size not in (4, 8) or dtype[0] == "f":
+                    self.error(f"address initialiser '{it}' needs a 32/64-bit integer variable, not .{dtype}", line, col, text)
+                # an address (function-pointer table, vtable, pointer to a variable): the
+                # loader fills it in, so the bytes stay zero and the relocation is recorded
+                symbols.append((len(out), sm.group(1) or sm.group(2), int(sm.group(3) or 0)))
+                out += bytes(size)
+                continue
             if dtype[0] == "f" and dtype not in ("f16x2",):
                 if imm.is_float and imm.bits is not None and size * 8 == (32 if imm.text[1:2] in "fF" else 64):
                     out += int(imm.bits).to_bytes(size, "little")
@@ -578,7 +598,7 @@ class _Parser:
                 else:
                     v = imm.value
                 out += (v & ((1 << (8 * size)) - 1)).to_bytes(size, "little")
-        return bytes(out)
+        return bytes(out), tuple(symbols)
 
     def reg_decl(self, text: str, line: int, col: int, scope: _FunctionScope) -> list:
         """``.reg .b32 %r<12>, %x;`` -> RegDecls; registers become known in the scope."""
