@@ -585,14 +585,16 @@ def _issue(mech, st, rt, winfo, sb, w, i, now, W, sw, n_q, qmask, occ, instr, b,
         emit(ev, g, EV_ISSUE, now, winfo[w, W_GID], b, off, mask, 0, 0, 0, 0, 0)
 
     # expanded_insts: a unit entering a block that other threads of its (still diverged) warp already
-    # ran since the warp was last fully converged re-executes that block (code expansion).
+    # ran since the warp was last fully converged, and that none of its own threads ran in that time
+    # (so it is a second copy of the same block instance, not a later loop iteration), re-executes
+    # that block: code expansion, as a structurizer's duplicated blocks would.
     if mech != MIMD:
         if off == 0:
             if mask == winfo[w, W_LIVE]:
                 winfo[w, W_EPOCH] = g[G_EPOCH]  # fully converged: a new epoch starts
                 g[G_EPOCH] += 1
                 st[w, i, S_EXP] = 0
-            elif ran_ep[w, b] == winfo[w, W_EPOCH] and (ran_m[w, b] & ~mask) != 0:
+            elif ran_ep[w, b] == winfo[w, W_EPOCH] and (ran_m[w, b] & ~mask) != 0 and (ran_m[w, b] & mask) == 0:
                 st[w, i, S_EXP] = 1
             else:
                 st[w, i, S_EXP] = 0

@@ -154,7 +154,7 @@ class ReferenceCore:
                     self.epoch_counter += 1
                     u.expanding = False
                 else:
-                    u.expanding = epoch == warp.epoch and bool(ran & ~mask)
+                    u.expanding = epoch == warp.epoch and bool(ran & ~mask) and not ran & mask
                 if epoch != warp.epoch:
                     self.ran[key] = (warp.epoch, mask)
                 else:

@@ -1,0 +1,131 @@
+"""Golden tests from seed 001 (multi-path IPDOM slides), worked by hand, 4-thread warps.
+
+Masks are written as in the slides: lane 0 leftmost ("1010" = lanes 0 and 2).
+PCs are (block, instruction offset); blocks A=0, B=1, C=2, D=3, the virtual exit is 4.
+"""
+
+from __future__ import annotations
+
+from simt_fast.sim import reference, simulate
+from simt_fast.sim.config import SimConfig
+
+from sim_helpers import tiny_trace
+
+A, B, C, D, EXIT = 0, 1, 2, 3, 4
+NONE = (-1, -1)
+
+
+def m(s: str) -> int:
+    """Slide notation (lane 0 first) -> mask."""
+    return sum(1 << i for i, ch in enumerate(s) if ch == "1")
+
+
+def tables(events):
+    """The sequence of (ST, RT) contents of warp 0, in slide terms."""
+    out = []
+    for e in events:
+        if e["kind"] == "tables" and e["warp"] == 0:
+            st = [(u["pc"], u["rpc"], u["mask"]) for u in e["st"]]
+            rt = [(r["pc"], r["rpc"], r["rmask"], r["pending"]) for r in e["rt"]]
+            out.append((st, rt))
+    return out
+
+
+def cfg(mech, **kw):
+    return SimConfig(mechanism=mech, warp_size=4, simd_width=4, lat_alu=10, lat_branch=10, **kw)
+
+
+def if_else():
+    # A: if (tid even) B else C; D.  Two instructions per block (slides: "assume two
+    # instructions per block"); every instruction depends on the previous one.
+    return tiny_trace(blocks=[["alu", "bra"], ["alu", "bra"], ["alu", "bra"], ["alu", "exit"]],
+                      succ=[[B, C], [D], [D], [EXIT]], paths=[[A, B, D, EXIT], [A, C, D, EXIT]] * 2, chain=True)
+
+
+def test_if_else_split_and_reconvergence_tables_mp():
+    ev = []
+    simulate(if_else(), cfg("mp"), events=ev)
+    assert tables(ev) == [
+        ([((A, 0), NONE, m("1111"))], []),
+        # divergence at the end of A: one RT entry at IPDOM(A) = D, one ST split per target
+        ([((B, 0), (D, 0), m("1010")), ((C, 0), (D, 0), m("0101"))], [((D, 0), NONE, m("1111"), m("1111"))]),
+        # B reaches D first: its bits leave the pending mask
+        ([((C, 1), (D, 0), m("0101"))], [((D, 0), NONE, m("1111"), m("0101"))]),
+        # C arrives: pending mask all zeros -> the entry moves to the ST
+        ([((D, 0), NONE, m("1111"))], []),
+        ([], []),
+    ]
+
+
+def test_if_else_sps_is_a_stack():
+    ev = []
+    s = simulate(if_else(), cfg("sps"), events=ev)
+    seq = tables(ev)
+    # the last pushed path (C) runs first; B waits until C pops at the RPC
+    assert seq[1] == ([((B, 0), (D, 0), m("1010")), ((C, 0), (D, 0), m("0101"))], [((D, 0), NONE, m("1111"), m("1111"))])
+    assert seq[2] == ([((B, 0), (D, 0), m("1010"))], [((D, 0), NONE, m("1111"), m("1010"))])
+    assert s.max_stack_depth == 3 and s.max_splits == 1
+
+
+def test_single_path_vs_multi_path_timing_diagram():
+    """Slides' timing diagram: MP fills the idle cycles of one path with the other path.
+
+    Latency L = 10, one issue per cycle. SPS: A0@0 A1@10 | C0@20 C1@30 | B0@31 B1@41 | D0@51 D1@61,
+    done at 71; MP: A0@0 A1@10 | B0@20 C0@21 B1@30 C1@31 | D0@41 D1@51, done at 61. Both issue
+    8 warp instructions; MP saves exactly one latency (10 idle cycles).
+    """
+    sps = simulate(if_else(), cfg("sps"))
+    mp = simulate(if_else(), cfg("mp"))
+    dps = simulate(if_else(), cfg("dps"))
+    assert (sps.cycles, mp.cycles, dps.cycles) == (71, 61, 61)
+    assert sps.warp_insts == mp.warp_insts == 8
+    assert sps.idle_cycles == 62 - 8 and mp.idle_cycles == 52 - 8
+    assert sps.idle_cycles - mp.idle_cycles == 10
+    ev = []
+    simulate(if_else(), cfg("sps"), events=ev)
+    assert [(e["cycle"], e["pc"]) for e in ev if e["kind"] == "issue"] == [
+        (0, (A, 0)), (10, (A, 1)), (20, (C, 0)), (30, (C, 1)), (31, (B, 0)), (41, (B, 1)), (51, (D, 0)), (61, (D, 1))]
+    ev = []
+    simulate(if_else(), cfg("mp"), events=ev)
+    assert [(e["cycle"], e["pc"]) for e in ev if e["kind"] == "issue"] == [
+        (0, (A, 0)), (10, (A, 1)), (20, (B, 0)), (21, (C, 0)), (30, (B, 1)), (31, (C, 1)), (41, (D, 0)), (51, (D, 1))]
+    for mech in ("sps", "mp", "dps"):
+        assert simulate(if_else(), cfg(mech)).to_dict() == reference.simulate(if_else(), cfg(mech)).to_dict()
+
+
+def do_while_break():
+    # do { A; if (cond1) { B; break; } else { C; } } while (cond2); D
+    # lanes 0,2 break in the first iteration; lanes 1,3 loop once more and then break.
+    # B is long, so split C_0101 comes round to B while B_1010 is still executing it.
+    return tiny_trace(blocks=[["alu", "bra"], ["alu"] * 8 + ["bra"], ["alu", "bra"], ["alu", "exit"]],
+                      succ=[[B, C], [D], [A, D], [EXIT]], paths=[[A, B, D, EXIT], [A, C, A, B, D, EXIT]] * 2,
+                      chain=True)
+
+
+def test_do_while_break_early_reconvergence_tables():
+    c = SimConfig(mechanism="mp-oer", warp_size=4, simd_width=4, lat_alu=4, lat_branch=4)
+    ev = []
+    s = simulate(do_while_break(), c, events=ev)
+    seq = tables(ev)
+    assert seq[0] == ([((A, 0), NONE, m("1111"))], [])
+    # divergence at A: B_1010 and C_0101, reconvergence at IPDOM(A) = D
+    assert seq[1] == ([((B, 0), (D, 0), m("1010")), ((C, 0), (D, 0), m("0101"))],
+                      [((D, 0), NONE, m("1111"), m("1111"))])
+    # C_0101 loops back to A while B_1010 runs B
+    assert seq[2] == ([((B, 1), (D, 0), m("1010")), ((A, 0), (D, 0), m("0101"))],
+                      [((D, 0), NONE, m("1111"), m("1111"))])
+    # step 4b: the trailing split enters B while the leading one is at (B, 2): the leading split waits
+    # in a new RT entry at its next PC B_R = (B, 2); the trailing split's RPC becomes B_R
+    BR = (B, 2)
+    assert seq[3] == ([((B, 0), BR, m("0101"))],
+                      [((D, 0), NONE, m("1111"), m("1111")), (BR, (D, 0), m("1111"), m("0101"))])
+    # step 4a: B_0101 reaches B_R, the pending mask is all zeros, the entry moves to the ST
+    assert seq[4] == ([(BR, (D, 0), m("1111"))], [((D, 0), NONE, m("1111"), m("1111"))])
+    assert seq[5] == ([((D, 0), NONE, m("1111"))], [])
+    assert s.early_reconvergences == 1
+    # without OER the two B splits each execute B separately (B twice: 9 + 9 warp instructions)
+    mp = simulate(do_while_break(), c.replace(mechanism="mp"))
+    assert mp.warp_insts - s.warp_insts == 9 - 2  # the merged split shares B[2:]
+    assert mp.expanded_insts == 9 and s.expanded_insts == 2
+    assert s.simd_util > mp.simd_util
+    assert s.to_dict() == reference.simulate(do_while_break(), c).to_dict()
