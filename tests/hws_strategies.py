@@ -54,9 +54,5 @@ def warp_pairs(draw):
     return male, female, simd_width
 
 
-def lane_of(slot, simd_width):
-    return slot % simd_width
-
-
 def to_mask(slots):
     return sum(1 << s for s, t in enumerate(slots) if t != HOLE)
