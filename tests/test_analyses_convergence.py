@@ -1,0 +1,227 @@
+"""Convergence / variance / affine analysis (seed 004 §3, §5.2) on the paper's examples."""
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from simt_fast.ir import build_cfg, parse_ptx
+from simt_fast.ir.convergence import analyze_convergence
+
+DATA = Path(__file__).resolve().parent / "data" / "analyses"
+
+HEAD = """
+.version 7.5
+.target sm_75
+.address_size 64
+"""
+
+# Seed 004 Fig. 2(a) (N1 is the unlabelled entry B0): N1 -> N2 -> N2' -> {N3, N6}; N3 -> N4 -> N4';
+# N4' -> {N4, N5} (loop); N5 -> N6 -> N7 (exit). N2' tests a kernel parameter; N4' tests %tid (or a
+# parameter) against the loop counter.
+FIG2 = HEAD + """
+.visible .entry fig2(.param .u32 fig2_param_0, .param .u64 fig2_param_1)
+{
+    .reg .pred %p<4>;
+    .reg .b32 %r<12>;
+    .reg .b64 %rd<6>;
+    ld.param.u32 %r1, [fig2_param_0];
+    ld.param.u64 %rd1, [fig2_param_1];
+    mov.u32 %r2, %tid.x;
+N2:
+    add.s32 %r3, %r1, 7;
+N2p:
+    mul.lo.s32 %r4, %r3, 3;
+    setp.eq.s32 %p1, %r1, 0;
+    @%p1 bra N6;
+N3:
+    mov.u32 %r5, 0;
+N4:
+    add.s32 %r5, %r5, 1;
+N4p:
+    setp.lt.u32 %p2, %r5, LIMIT;
+    @%p2 bra N4;
+N5:
+    add.s32 %r6, %r4, %r5;
+N6:
+    cvta.to.global.u64 %rd2, %rd1;
+N7:
+    ret;
+}
+"""
+
+
+def analyze(text, **kw):
+    m = parse_ptx(text)
+    k = m.kernels[0]
+    return analyze_convergence(k, **kw)
+
+
+def names(res, blocks):
+    return sorted(res.block_name(b) for b in blocks)
+
+
+def test_fig2_structure_alone_proves_n1_n2_n2p_n6_n7_convergent():
+    res = analyze(FIG2.replace("LIMIT", "%r1"), variance=False)
+    conv = [b for b in range(res.cfg.n_blocks) if res.convergent[b] and b != res.cfg.exit]
+    assert names(res, conv) == sorted(["B0", "N2", "N2p", "N6", "N7"])
+    assert names(res, [b for b in range(res.cfg.n_blocks) if res.structurally_convergent[b] and b != res.cfg.exit]) == \
+        sorted(["B0", "N2", "N2p", "N6", "N7"])
+
+
+def test_fig2_invariant_branches_keep_everything_convergent():
+    res = analyze(FIG2.replace("LIMIT", "%r1"))
+    assert res.divergent_blocks == [] and res.syncwarp_blocks == []
+
+
+def test_fig2_variant_branch_in_n4p_diverges_only_n4p_and_n4():
+    res = analyze(FIG2.replace("LIMIT", "%r2"))
+    assert names(res, res.divergent_blocks) == ["N4", "N4p"]
+    assert names(res, res.syncwarp_blocks) == ["N5"]  # §5.2: N5 must be guarded by a syncwarp
+    # N5 reads the loop counter, which diverged: its add is variant; N2's is uniform
+    k = res.func
+    cls = {k.instructions[i].text.split()[0] + str(i): res.instr_class[i] for i in range(len(k.instructions))}
+    n5 = res.cfg.blocks[[b.label for b in res.cfg.blocks].index("N5")]
+    assert res.instr_class[n5.start] == "variant"
+    n2 = res.cfg.blocks[[b.label for b in res.cfg.blocks].index("N2")]
+    assert res.instr_class[n2.start] == "uniform"
+
+
+EARLY_EXIT = HEAD + """
+.visible .entry early(.param .u64 early_param_0)
+{
+    .reg .pred %p<3>;
+    .reg .b32 %r<6>;
+    .reg .b64 %rd<5>;
+    mov.u32 %r1, %tid.x;
+    setp.gt.u32 %p1, %r1, 3;
+    @%p1 bra DONE;
+S1:
+    ld.param.u64 %rd1, [early_param_0];
+    cvta.to.global.u64 %rd2, %rd1;
+    ld.global.u32 %r2, [%rd2];
+    add.s32 %r3, %r2, 1;
+    st.global.u32 [%rd2], %r3;
+DONE:
+    ret;
+}
+"""
+
+
+def test_early_exit_rule_keeps_the_remaining_threads_convergent():
+    with_rule = analyze(EARLY_EXIT)
+    without = analyze(EARLY_EXIT, early_exit=False)
+    s1 = [b.id for b in with_rule.cfg.blocks if b.label == "S1"][0]
+    assert with_rule.convergent[s1] and not without.convergent[s1]
+    # S1's load from a uniform address is uniform once S1 is convergent
+    blk = with_rule.cfg.blocks[s1]
+    assert with_rule.instr_class[blk.start + 2] == "uniform"
+    assert without.instr_class[blk.start + 2] == "variant"
+
+
+BARRIER_LOOP = HEAD + """
+.visible .entry barloop(.param .u32 barloop_param_0)
+{
+    .reg .pred %p<3>;
+    .reg .b32 %r<8>;
+    mov.u32 %r1, %tid.x;
+    mov.u32 %r2, 0;
+HEAD:
+    add.s32 %r2, %r2, 1;
+    bar.sync 0;
+AFTER:
+    add.s32 %r3, %r2, 2;
+TEST:
+    setp.lt.u32 %p1, %r2, %r1;
+    @%p1 bra HEAD;
+    ret;
+}
+"""
+
+
+def test_barrier_blocks_stay_convergent():
+    res = analyze(BARRIER_LOOP)
+    by = {b.label: b.id for b in res.cfg.blocks}
+    # the loop trip count depends on %tid: the loop body is control dependent on a variant branch,
+    # but the source block holding __syncthreads() (split at the barrier) is asserted convergent
+    for name in ("HEAD", "AFTER", "TEST"):
+        assert by["TEST"] in res.cfg.iterated_control_deps[by[name]]
+    assert res.convergent[by["HEAD"]] and res.convergent[by["AFTER"]]
+    assert not res.convergent[by["TEST"]]
+
+
+def test_fir_kernel_uniform_bookkeeping_and_warp_sequential_accesses():
+    m = parse_ptx(DATA / "fir.ptx")
+    res = analyze_convergence(m.find_kernel("fir"))
+    k = res.func
+    assert res.divergent_blocks == []
+    for i, ins in enumerate(k.instructions):
+        t = ins.text
+        if ins.base == "ld" and "global" in ins.modifiers:
+            base = ins.operands[1].base.name
+            if base in ("%rd23", "%rd25"):  # coefficients[i]: same address in every thread
+                assert res.instr_class[i] == "uniform", t
+                assert not res.warp_sequential[i], t
+            else:  # samples[idx + i]: unit stride across threads
+                assert res.warp_sequential[i], t
+        if ins.base == "st":
+            assert res.warp_sequential[i], t  # results[idx]
+        tid = k.instructions[6].operands[0]  # mov.u32 %r1, %tid.x
+        assert k.instructions[6].operands[1].name == "%tid"
+        if ins.base in ("setp", "bra") or (ins.base == "add" and ins.modifiers == ("s32",) and tid not in ins.operands):
+            assert res.instr_class[i] == "uniform", t  # loop counters and trip tests
+        if ins.base == "add" and tid in ins.operands:
+            assert res.instr_class[i] == "affine" and res.stride[i] == 1, t  # idx + i
+        if ins.base == "mul" and ins.operands[1] == k.instructions[6].operands[0]:  # %r1 = %tid.x
+            assert res.instr_class[i] == "affine" and res.stride[i] == 4, t
+    s = res.summary()
+    assert s["warp_sequential"] == 6 and s["affine"] >= 4
+
+
+def test_fir_ptx_is_committed_with_its_source():
+    assert (DATA / "fir.cu").exists() and "fir" in (DATA / "fir.ptx").read_text()
+
+
+# ---------------------------------------------------------------------------------------------
+# Property: variance is monotone and sound against a brute-force taint over all paths
+# ---------------------------------------------------------------------------------------------
+
+
+@st.composite
+def straight_line(draw):
+    """A random straight-line kernel over 6 registers: each instruction adds two sources, some read
+    %tid.x; the brute-force answer is a taint closure."""
+    n = draw(st.integers(1, 12))
+    lines, tainted = [], set()
+    for i in range(n):
+        dst = draw(st.integers(1, 6))
+        a = draw(st.one_of(st.integers(1, 6), st.just(0)))
+        b = draw(st.integers(1, 6))
+        if a == 0:
+            lines.append(f"    add.u32 %r{dst}, %r{b}, 0;")
+            lines.append(f"    mov.u32 %r{dst}, %tid.x;")
+            tainted.add(dst)
+        else:
+            lines.append(f"    add.u32 %r{dst}, %r{a}, %r{b};")
+            if a in tainted or b in tainted:
+                tainted.add(dst)
+            else:
+                tainted.discard(dst)
+    return lines, tainted
+
+
+@settings(max_examples=100, deadline=None)
+@given(straight_line())
+def test_variance_matches_taint_on_straight_line_code(prog):
+    lines, tainted = prog
+    text = HEAD + ".visible .entry k(.param .u32 k_param_0)\n{\n    .reg .b32 %r<8>;\n" + \
+        "\n".join(f"    ld.param.u32 %r{r}, [k_param_0];" for r in range(1, 7)) + "\n" + "\n".join(lines) + "\n    ret;\n}\n"
+    res = analyze(text)
+    k = res.func
+    last = {}
+    for i, ins in enumerate(k.instructions):
+        if ins.operands and hasattr(ins.operands[0], "name") and ins.base in ("add", "mov", "ld"):
+            last[ins.operands[0].name] = i
+    for r in range(1, 7):
+        i = last[f"%r{r}"]
+        assert (not res.invariant[i]) == (r in tainted)
