@@ -8,6 +8,7 @@ different formulation of the same token grammar) and must count exactly the same
 
 from __future__ import annotations
 
+import random
 import re
 
 import numpy as np
@@ -48,43 +49,45 @@ def tokenize_counts(line: bytes) -> list:
     return counts
 
 
-_WORDS = [b"if", b"while", b"x1", b"count", b"_tmp", b"Value", b"go_to", b"n"]
-_OPS = list(b"+-*/=<>(){};,.!&|")
+_WORDS = ["if", "while", "x1", "count", "_tmp", "Value", "go_to", "n"]
+_OPS = "+-*/=<>(){};,.!&|"
+_STRING_PARTS = ["a", "b ", '\\"', "\\n", "#", "7"]
 
 
-def random_line(rng: np.random.Generator, width: int) -> bytes:
+def random_line(r: random.Random, width: int) -> bytes:
+    """One line of the toy language, cut at ``width`` (or ended early, then NUL-padded)."""
     parts = []
     length = 0
     while length < width + 8:
-        r = rng.random()
-        if r < 0.30:
-            tok = _WORDS[rng.integers(len(_WORDS))] + (str(rng.integers(100)).encode() if rng.random() < 0.3 else b"")
-        elif r < 0.45:
-            tok = str(rng.integers(0, 10 ** int(rng.integers(1, 6)))).encode()
-        elif r < 0.52:
-            tok = f"{rng.random() * 100:.{int(rng.integers(0, 4))}f}".encode() + (b"." if rng.random() < 0.1 else b"")
-        elif r < 0.62:
-            body = b"".join(rng.choice([b"a", b"b ", b"\\\"", b"\\n", b"#", b"7"]) for _ in range(rng.integers(0, 8)))
-            tok = b'"' + body + (b'"' if rng.random() < 0.9 else b"")
-        elif r < 0.90:
-            tok = bytes([_OPS[rng.integers(len(_OPS))]])
-        elif r < 0.93:
-            tok = b"# note " + bytes(rng.integers(97, 123, 5).astype(np.uint8))
+        u = r.random()
+        if u < 0.30:
+            tok = r.choice(_WORDS) + (str(r.randrange(100)) if r.random() < 0.3 else "")
+        elif u < 0.45:
+            tok = str(r.randrange(10 ** r.randint(1, 5)))
+        elif u < 0.52:
+            tok = f"{r.random() * 100:.{r.randint(0, 3)}f}" + ("." if r.random() < 0.1 else "")
+        elif u < 0.62:
+            body = "".join(r.choice(_STRING_PARTS) for _ in range(r.randrange(8)))
+            tok = '"' + body + ('"' if r.random() < 0.9 else "")
+        elif u < 0.90:
+            tok = r.choice(_OPS)
+        elif u < 0.93:
+            tok = "# note " + "".join(r.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(5))
         else:
-            tok = b"\t"
-        parts.append(tok)
-        parts.append(b" " * int(rng.integers(0, 3)))
-        length += len(tok) + 1
-        if rng.random() < 0.04:  # some lines end early (NUL padding follows)
+            tok = "\t"
+        parts.append(tok + " " * r.randrange(3))
+        length += len(parts[-1])
+        if r.random() < 0.04:  # some lines end early (NUL padding follows)
             break
-    return b"".join(parts)[:width]
+    return "".join(parts).encode()[:width]
 
 
 def make(size: str, rng: np.random.Generator) -> LaunchSpec:
     n, width, block = SIZES[size]
     text = np.zeros((n, width), np.uint8)
+    r = random.Random(int(rng.integers(2**63)))  # Python's generator: cheap per-token draws
     for i in range(n):
-        line = random_line(rng, width)
+        line = random_line(r, width)
         text[i, :len(line)] = np.frombuffer(line, np.uint8)
     args = [text.ravel(), np.int32(n), np.int32(width), fill(n * N_KINDS, np.int32, -1)]
     return LaunchSpec((n + block - 1) // block, block, args, outputs=(3,),
