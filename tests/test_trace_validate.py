@@ -244,3 +244,55 @@ def test_every_shipped_kernel_cfg_is_a_valid_trace_cfg():
                            path=np.array(path, np.uint32), **arrays), name=f"{f.name}:{kernel.name}")
             checked += 1
     assert checked >= 20
+
+
+# ---- property: any single corrupted step of a valid trace is found and located ---------------
+
+
+def _first_bad_step_reference(trace):
+    """Plain-Python reference for the path checks: (thread, step, kind) of the first violation."""
+    edges = {(b, int(s)) for b in range(trace.n_blocks) for s in trace.succ_idx[trace.succ_ptr[b] : trace.succ_ptr[b + 1]]}
+    paths = [[int(x) for x in trace.thread_path(t)] for t in range(trace.n_threads)]
+    for t, p in enumerate(paths):  # validate reports bad starts first, then bad ends, then steps
+        if p[0] != 0:
+            return t, 0, "start"
+    for t, p in enumerate(paths):
+        if p[-1] != trace.exit:
+            return t, len(p) - 1, "end"
+    for t in range(trace.n_threads):
+        p = [int(x) for x in trace.thread_path(t)]
+        for s, (a, b) in enumerate(zip(p, p[1:])):
+            if a == trace.exit:
+                return t, s, "exit"
+            if (a, b) not in edges:
+                return t, s, "edge"
+    return None
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from simt_fast.trace.synthetic import traces  # noqa: E402
+
+
+@settings(max_examples=100, deadline=None)
+@given(trace=traces(max_blocks=16, max_threads=32), data=st.data())
+def test_corrupted_step_is_located(trace, data):
+    i = data.draw(st.integers(0, len(trace.path) - 1), label="step index")
+    new = data.draw(st.integers(0, trace.n_blocks - 1).filter(lambda b: b != trace.path[i]), label="new block")
+    path = trace.path.copy()
+    path[i] = new
+    bad = Trace(**{**trace.__dict__, "path": path})
+    expected = _first_bad_step_reference(bad)
+    if expected is None:  # the replacement happened to form another valid path
+        validate(bad)
+        return
+    t, s, kind = expected
+    phrase = {
+        "start": f"thread {t} \\(.*\\) starts at block",
+        "end": f"thread {t} \\(.*\\) ends at block",
+        "exit": f"thread {t} \\(.*\\) reaches the exit block {trace.exit} at step {s} but its path continues",
+        "edge": f"thread {t} \\(.*\\) step {s} goes from block",
+    }[kind]
+    with pytest.raises(TraceError, match=phrase):
+        validate(bad)
