@@ -134,6 +134,7 @@ AFTER:
 TEST:
     setp.lt.u32 %p1, %r2, %r1;
     @%p1 bra HEAD;
+    add.s32 %r4, %r3, 1;
     ret;
 }
 """
