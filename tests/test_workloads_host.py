@@ -18,6 +18,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import simt_fast.workloads as workloads
 
@@ -44,8 +46,13 @@ def build(workload) -> Path:
     return lib
 
 
+_LIBS: dict = {}
+
+
 def host_launch(workload, spec) -> None:
-    lib = ctypes.CDLL(str(build(workload)))
+    if workload.name not in _LIBS:
+        _LIBS[workload.name] = ctypes.CDLL(str(build(workload)))
+    lib = _LIBS[workload.name]
     keep = []  # storage that argv points into
     argv = (ctypes.c_void_p * len(spec.args))()
     for i, arg in enumerate(spec.args):
@@ -85,3 +92,64 @@ def test_host_lexer_kernel_on_hand_written_lines():
     host_launch(workloads.get("statemachine"), spec)
     want = [statemachine.tokenize_counts(text[i].tobytes()) for i in range(len(lines))]
     assert counts.reshape(len(lines), -1).tolist() == want
+
+
+# Lines over the characters the lexer cares about: quotes, escapes, NULs, digits, dots, '#'.
+_LEXER_CHARS = st.sampled_from(list(b'a_Z09."\\# \t+\x00'))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(_LEXER_CHARS, max_size=20), min_size=1, max_size=40))
+def test_host_lexer_kernel_equals_regex_tokenizer_on_random_lines(lines):
+    from simt_fast.workloads import statemachine
+
+    width = 20
+    text = np.zeros((len(lines), width), np.uint8)
+    for i, line in enumerate(lines):
+        text[i, :len(line)] = line
+    counts = np.full(len(lines) * statemachine.N_KINDS, -1, np.int32)
+    spec = workloads.LaunchSpec((1, 1, 1), (64, 1, 1), [text.ravel(), np.int32(len(lines)), np.int32(width), counts])
+    host_launch(workloads.get("statemachine"), spec)
+    want = [statemachine.tokenize_counts(text[i].tobytes()) for i in range(len(lines))]
+    assert counts.reshape(len(lines), -1).tolist() == want
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.integers(0, 3), min_size=1, max_size=60), st.lists(st.integers(0, 4), min_size=8, max_size=8 * 12),
+       st.integers(1, 10))
+def test_host_trie_matcher_equals_substring_reference(ref_bases, query_bases, depth):
+    from simt_fast.workloads import mummer
+
+    qlen = 8
+    n_q = len(query_bases) // qlen
+    reference = np.array(ref_bases, np.uint8)
+    queries = np.array(query_bases[:n_q * qlen], np.uint8)
+    args = [mummer.build_trie(reference, depth).ravel(), queries, np.int32(n_q), np.int32(qlen),
+            np.full(n_q * qlen, -7, np.int32), np.full(2 * n_q, -7, np.int32)]
+    spec = workloads.LaunchSpec((1, 1, 1), (32, 1, 1), args, outputs=(4, 5),
+                                arg_names=("trie", "queries", "n_queries", "query_len", "match_len", "best"),
+                                meta={"reference": reference, "depth": depth})
+    wl = workloads.get("mummer")
+    host_launch(wl, spec)
+    wl.check(spec)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(4, 9), st.data())
+def test_host_nqueens_kernel_equals_recursive_solver(n, data):
+    from simt_fast.workloads import nqueens
+
+    rows = data.draw(st.integers(1, n - 1))
+    pre = nqueens.prefixes(n, rows)
+    if not pre:
+        return
+    k = len(pre)
+    masks = np.array([nqueens.encode(p, n) for p in pre], np.uint32)
+    args = [masks.ravel(), np.int32(k), np.int32(n), np.int32(rows), np.full(k, -1, np.int32), np.zeros(1, np.uint64)]
+    spec = workloads.LaunchSpec(((k + 63) // 64, 1, 1), (64, 1, 1), args, outputs=(4, 5),
+                                arg_names=("prefixes", "n_prefixes", "n", "prefix_rows", "solutions", "total"),
+                                meta={"prefixes": pre})
+    wl = workloads.get("nqueens")
+    host_launch(wl, spec)
+    wl.check(spec)
+    assert int(args[5][0]) == {4: 2, 5: 10, 6: 4, 7: 40, 8: 92, 9: 352}[n]
