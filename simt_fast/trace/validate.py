@@ -235,19 +235,19 @@ def _check_paths(trace: Trace, name: str, n_blocks: int) -> None:
             i += 0 if path[i] >= n_blocks else 1
             t, s = _thread_at(ptr, i)
             raise TraceError(f"{name}: {_who(trace, t)} step {s} is block {path[i]}, outside the CFG's 0..{exit_block}")
-        # DESIGN §3: no thread leaves through the exit and keeps running.
+        # DESIGN §3: no thread leaves through the exit and keeps running, and every step is an edge.
         early_exit = inside & (a == exit_block)
-        if early_exit.any():
-            i = lo + int(np.flatnonzero(early_exit)[0])
-            t, s = _thread_at(ptr, i)
-            raise TraceError(f"{name}: {_who(trace, t)} reaches the exit block {exit_block} at step {s} but its path continues")
         keys = a * n_blocks + b
         pos = np.searchsorted(edge_keys, keys)
         pos[pos == len(edge_keys)] = 0
         not_edge = inside & (edge_keys[pos] != keys) if len(edge_keys) else inside
-        if not_edge.any():
-            i = lo + int(np.flatnonzero(not_edge)[0])
+        bad = np.flatnonzero(early_exit | not_edge)
+        if bad.size:  # report the earliest violation in path order
+            j = int(bad[0])
+            i = lo + j
             t, s = _thread_at(ptr, i)
+            if early_exit[j]:
+                raise TraceError(f"{name}: {_who(trace, t)} reaches the exit block {exit_block} at step {s} but its path continues")
             la, lb = trace.label[int(path[i])], trace.label[int(path[i + 1])]
             names = f" ('{la}' -> '{lb}')" if la or lb else ""
             raise TraceError(
