@@ -1,0 +1,286 @@
+"""Reports: paper-style figures (PNG) and a Markdown + HTML summary of a results file.
+
+``write_report(results_h5, out_dir)`` draws each figure only when the results hold what it needs:
+
+* ``speedup.png`` — speedup of every mechanism over the baseline, per workload, with the
+  harmonic mean (seed 001's presentation); one panel per machine configuration;
+* ``simd_util.png`` — SIMD utilisation per workload and mechanism;
+* ``idle.png`` — idle SM-cycles as a fraction of all SM-cycles;
+* ``occupancy_w<W>.png`` — warp-occupancy distribution (issued warp instructions by active
+  threads, seed 003 Fig. 1.1) of the baseline mechanism;
+* ``quarters.png`` — quarter-warp distributions with Eq. 6.1's estimated HWS speedup next to the
+  measured one (seed 003 Figs. 6.2/6.3) when the sweep has ``simd_width < warp_size``.
+
+The numbers are computed in :mod:`.tables` (tested against numpy); this module only draws.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from pathlib import Path
+from typing import Optional
+
+import numpy as np
+
+from . import tables
+
+__all__ = ["write_report", "tables"]
+
+MAIN_FIGURE = "speedup.png"
+
+
+def _plt():
+    import matplotlib
+
+    matplotlib.use("Agg")  # files only; never needs a display
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _grouped_bars(ax, table, ylabel: str, reference: Optional[float] = None):
+    """Bars of a traces x series table: one group per row (trace, then the mean row)."""
+    n_rows, n_cols = table.shape
+    width = 0.8 / max(n_cols, 1)
+    x = np.arange(n_rows)
+    cmap = _plt().get_cmap("tab10" if n_cols <= 10 else "tab20")
+    for j, col in enumerate(table.columns):
+        vals = table[col].to_numpy(np.float64)
+        ax.bar(x - 0.4 + width * (j + 0.5), np.nan_to_num(vals, nan=0.0), width, label=col, color=cmap(j % cmap.N),
+               edgecolor="black", linewidth=0.3)
+    ax.set_xticks(x)
+    ax.set_xticklabels(table.index, rotation=45, ha="right", fontsize=8)
+    if n_rows > 1:  # separate the mean group from the workloads
+        ax.axvline(n_rows - 1.5, color="grey", linewidth=0.6, linestyle=":")
+    if reference is not None:
+        ax.axhline(reference, color="black", linewidth=0.6)
+    ax.set_ylabel(ylabel)
+    ax.grid(axis="y", linewidth=0.3, alpha=0.6)
+
+
+def _panel_figure(panel_tables: list, ylabel: str, title: str, path: Path, reference=None) -> Path:
+    plt = _plt()
+    n = len(panel_tables)
+    cols = 1 if n == 1 else 2
+    rows = math.ceil(n / cols)
+    width = max(6.0, 0.55 * max(t.shape[0] * max(t.shape[1], 1) for _, t in panel_tables) / 2 + 3)
+    fig, axes = plt.subplots(rows, cols, figsize=(min(width, 16) * cols / (1 if cols == 1 else 1.3), 3.6 * rows),
+                             squeeze=False)
+    for ax, (ptitle, table) in zip(axes.flat, panel_tables):
+        _grouped_bars(ax, table, ylabel, reference)
+        if ptitle:
+            ax.set_title(ptitle, fontsize=9)
+    for ax in list(axes.flat)[n:]:
+        ax.set_visible(False)
+    handles, labels = axes.flat[0].get_legend_handles_labels()
+    # Title on top, the shared legend under it, panels below (nothing overlaps).
+    head = 0.9 / fig.get_figheight()
+    fig.tight_layout(rect=(0, 0, 1, 1 - head))
+    fig.suptitle(title, fontsize=10, y=1 - 0.15 / fig.get_figheight())
+    fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 1 - 0.4 / fig.get_figheight()),
+               ncol=min(len(labels), 8), fontsize=8, frameon=False)
+    fig.savefig(path, dpi=120, bbox_inches="tight")
+    plt.close(fig)
+    return path
+
+
+def _md_table(table, fmt: str) -> str:
+    header = "| " + " | ".join([table.index.name or ""] + [str(c) for c in table.columns]) + " |"
+    sep = "|" + "---|" * (len(table.columns) + 1)
+    lines = [header, sep]
+    for idx, row in table.iterrows():
+        cells = ["–" if not np.isfinite(v) else format(v, fmt) for v in row.to_numpy(np.float64)]
+        name = f"**{idx}**" if idx in ("HM", "AM") else str(idx)
+        lines.append("| " + " | ".join([name] + cells) + " |")
+    return "\n".join(lines)
+
+
+def _html_table(table, fmt: str) -> str:
+    return table.to_html(float_format=lambda v: format(v, fmt), na_rep="–", border=0, classes="results")
+
+
+def write_report(results_path, out_dir, baseline: Optional[str] = None) -> list:
+    """Write the figures and summary.md / index.html into ``out_dir``; returns the files written."""
+    from .. import results
+
+    base = {"mechanism": baseline} if baseline else None
+    df = results.load(results_path, hist=True, baseline=base)
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    if df.empty:
+        return []
+    baseline_fields = df.attrs.get("baseline", {}) or {}
+    written = []
+    sections = []  # (title, text paragraphs, [(caption, table, fmt)], figure file or None)
+
+    # ---- speedup over the baseline (seed 001: per benchmark + harmonic mean)
+    if baseline_fields and np.isfinite(df["speedup"]).any():
+        fixed = tuple(baseline_fields)
+        pts = [(t, tables.pivot(sub, "speedup", "harmonic")) for t, sub in tables.panels(df, exclude=fixed)]
+        bl = ", ".join(f"{k}={tables._fmt(v)}" for k, v in baseline_fields.items())
+        fig = _panel_figure(pts, f"speedup over {bl}", f"Speedup over {bl} (HM = harmonic mean)",
+                            out_dir / MAIN_FIGURE, reference=1.0)
+        written.append(fig)
+        sections.append((f"Speedup over {bl}", [
+            "Baseline cycles / cycles for the same workload and machine; HM is the harmonic mean over workloads."],
+            [(t, tab, ".3f") for t, tab in pts], fig.name))
+    # ---- SIMD utilisation
+    pts = [(t, tables.pivot(sub, "simd_util", "arithmetic")) for t, sub in tables.panels(df)]
+    fig = _panel_figure(pts, "SIMD utilisation", "SIMD utilisation (thread_insts / (warp_insts x warp_size))",
+                        out_dir / "simd_util.png")
+    written.append(fig)
+    sections.append(("SIMD utilisation", ["Useful thread operations per issued lane slot; AM is the arithmetic mean."],
+                     [(t, tab, ".3f") for t, tab in pts], fig.name))
+    # ---- idle cycles
+    d = df.copy()
+    d["idle_fraction"] = tables.idle_fraction(d)
+    if np.nanmax(d["idle_fraction"].to_numpy(np.float64), initial=0.0) > 0:
+        pts = [(t, tables.pivot(sub, "idle_fraction", "arithmetic")) for t, sub in tables.panels(d)]
+        fig = _panel_figure(pts, "idle SM-cycles / SM-cycles", "Idle cycles (no warp ready to issue)",
+                            out_dir / "idle.png")
+        written.append(fig)
+        sections.append(("Idle cycles", ["Fraction of SM-cycles in which an SM with unfinished warps issued nothing."],
+                         [(t, tab, ".3f") for t, tab in pts], fig.name))
+    # ---- warp occupancy (seed 003 Fig. 1.1)
+    occ = _occupancy_figures(df, baseline_fields, out_dir)
+    for path, caption in occ:
+        written.append(path)
+        sections.append((f"Warp occupancy ({caption})", [
+            "Issued warp instructions by number of active threads (seed 003 Fig. 1.1)."], [], path.name))
+    # ---- quarter warps and Eq. 6.1
+    q = _quarter_figure(df, out_dir, baseline_fields)
+    if q is not None:
+        path, table = q
+        written.append(path)
+        sections.append(("Quarter-warp distribution and HWS estimate", [
+            "Issued warp instructions by active quarter-warps (SIMD-width groups) without HWS; Eq. 6.1's estimated "
+            "HWS speedup from that distribution next to the measured HWS speedup where the sweep ran hws=true "
+            "(seed 003 Figs. 6.2, 6.3)."], [("", table, ".3f")], path.name))
+
+    written += _write_summaries(df, results_path, sections, out_dir)
+    return written
+
+
+def _occupancy_figures(df, baseline_fields: dict, out_dir: Path) -> list:
+    plt = _plt()
+    mech = baseline_fields.get("mechanism") or tables.mechanisms_in_order(df)[0]
+    d = df[(df["mechanism"] == mech) & ~df["hws"].astype(bool)] if "hws" in df.columns else df[df["mechanism"] == mech]
+    out = []
+    for w, sub in d.groupby("warp_size"):
+        # One row per trace: the first in config order (occupancy hardly depends on latencies/SIMD width).
+        sub = sub.sort_values([c for c in ("simd_width", "point_id") if c in sub.columns]).drop_duplicates("trace")
+        traces = sorted(sub["trace"])
+        fracs, labels = [], None
+        for t in traces:
+            labels, f = tables.occupancy_bins(sub[sub["trace"] == t]["occupancy_hist"].iloc[0])
+            fracs.append(f)
+        fracs = np.array(fracs)
+        fig, ax = plt.subplots(figsize=(max(5, 0.5 * len(traces) + 3), 3.6))
+        bottom = np.zeros(len(traces))
+        cmap = plt.get_cmap("viridis", len(labels))
+        for j, lab in enumerate(labels):
+            ax.bar(traces, np.nan_to_num(fracs[:, j]), bottom=bottom, label=lab, color=cmap(j), edgecolor="black",
+                   linewidth=0.2)
+            bottom += np.nan_to_num(fracs[:, j])
+        ax.set_ylabel("fraction of warp instructions")
+        ax.set_ylim(0, 1)
+        ax.set_title(f"Warp occupancy under {mech}, warp size {w} (active threads)", fontsize=9)
+        ax.legend(title="active", fontsize=7, title_fontsize=7, bbox_to_anchor=(1.01, 1), loc="upper left")
+        ax.tick_params(axis="x", rotation=45, labelsize=8)
+        fig.tight_layout()
+        path = out_dir / f"occupancy_w{w}.png"
+        fig.savefig(path, dpi=120, bbox_inches="tight")
+        plt.close(fig)
+        out.append((path, f"{mech}, warp size {w}"))
+    return out
+
+
+def _quarter_figure(df, out_dir: Path, baseline_fields: dict):
+    comp = tables.hws_comparison(df)
+    if comp is None or comp.empty:
+        return None
+    # Seed 003 Fig. 6.3 shows what HWS adds to the baseline (PDOM) machine: keep the mechanisms
+    # that were measured with hws=true, else the baseline mechanism's estimate alone.
+    measured = comp[np.isfinite(comp["measured"].to_numpy(np.float64))]
+    if not measured.empty:
+        comp = comp[comp["mechanism"].isin(set(measured["mechanism"]))]
+    else:
+        comp = comp[comp["mechanism"] == (baseline_fields.get("mechanism") or "sps")]
+    if comp.empty:
+        return None
+    plt = _plt()
+    comp = comp.sort_values(["mechanism", "warp_size", "simd_width", "trace"])
+    # Left: distribution by active quarters (one bar per trace, the first machine config);
+    # right: estimate vs measured.
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 3.8))
+    first = comp.drop_duplicates("trace")
+    q = max(len(x) for x in first["quarters"])
+    cmap = plt.get_cmap("viridis", q)
+    bottom = np.zeros(len(first))
+    labels_x = [f"{t}\n{m} w{w}/s{s}" for t, m, w, s in zip(first["trace"], first["mechanism"], first["warp_size"],
+                                                             first["simd_width"])]
+    for k in range(q):
+        vals = np.array([x[k] if k < len(x) else 0.0 for x in first["quarters"]])
+        ax1.bar(range(len(first)), np.nan_to_num(vals), bottom=bottom, color=cmap(k), label=f"{k + 1}",
+                edgecolor="black", linewidth=0.2)
+        bottom += np.nan_to_num(vals)
+    ax1.set_xticks(range(len(first)))
+    ax1.set_xticklabels(labels_x, rotation=45, ha="right", fontsize=7)
+    ax1.set_ylabel("fraction of warp instructions")
+    ax1.set_title("Active quarter-warps (no HWS)", fontsize=9)
+    ax1.legend(title="quarters", fontsize=7, title_fontsize=7)
+    x = np.arange(len(comp))
+    ax2.bar(x - 0.2, np.nan_to_num(comp["estimate"].to_numpy(np.float64)), 0.4, label="estimated (Eq. 6.1)")
+    ax2.bar(x + 0.2, np.nan_to_num(comp["measured"].to_numpy(np.float64)), 0.4, label="measured")
+    ax2.axhline(1.0, color="black", linewidth=0.6)
+    ax2.set_xticks(x)
+    ax2.set_xticklabels([f"{t}\n{m} s{s}" for t, m, s in zip(comp["trace"], comp["mechanism"], comp["simd_width"])],
+                        rotation=45, ha="right", fontsize=7)
+    ax2.set_ylabel("HWS speedup")
+    ax2.set_title("HWS speedup: Eq. 6.1 estimate vs measured", fontsize=9)
+    ax2.legend(fontsize=7)
+    fig.tight_layout()
+    path = out_dir / "quarters.png"
+    fig.savefig(path, dpi=120, bbox_inches="tight")
+    plt.close(fig)
+    table = comp[["trace", "mechanism", "warp_size", "simd_width", "estimate", "measured"]].copy()
+    table.index = [f"{t} ({m}, w{w}/s{s})" for t, m, w, s in zip(table["trace"], table["mechanism"],
+                                                                  table["warp_size"], table["simd_width"])]
+    table.index.name = "point"
+    return path, table[["estimate", "measured"]]
+
+
+def _write_summaries(df, results_path, sections, out_dir: Path) -> list:
+    info = [
+        f"- results: `{results_path}` ({len(df)} points, schema {df.attrs.get('schema', '?')}, "
+        f"simt-fast {df.attrs.get('simt_fast_version', '?')})",
+        f"- traces: {', '.join(sorted(df['trace'].unique()))}",
+        f"- mechanisms: {', '.join(tables.mechanisms_in_order(df))}",
+    ]
+    varying = tables.panel_fields(df)
+    if varying:
+        info.append("- machine parameters swept: " + "; ".join(
+            f"{f} = {', '.join(tables._fmt(v) for v in sorted(df[f].unique()))}" for f in varying))
+    md = ["# simt-fast report", ""] + info + [""]
+    body = [f"<h1>simt-fast report</h1><ul>{''.join('<li>' + html.escape(i[2:]) + '</li>' for i in info)}</ul>"]
+    for title, paragraphs, tabs, fig in sections:
+        md += [f"## {title}", ""] + paragraphs + [""]
+        body.append(f"<h2>{html.escape(title)}</h2>" + "".join(f"<p>{html.escape(p)}</p>" for p in paragraphs))
+        if fig:
+            md += [f"![{title}]({fig})", ""]
+            body.append(f'<img src="{html.escape(fig)}" alt="{html.escape(title)}" style="max-width:100%">')
+        for caption, tab, fmt in tabs:
+            if caption:
+                md += [f"**{caption}**", ""]
+                body.append(f"<h3>{html.escape(caption)}</h3>")
+            md += [_md_table(tab, fmt), ""]
+            body.append(_html_table(tab, fmt))
+    md_path = out_dir / "summary.md"
+    md_path.write_text("\n".join(md) + "\n")
+    html_path = out_dir / "index.html"
+    style = ("body{font-family:sans-serif;max-width:1100px;margin:2em auto}table.results{border-collapse:collapse}"
+             "table.results td,table.results th{padding:2px 8px;text-align:right;border-bottom:1px solid #ddd}")
+    html_path.write_text(f"<!doctype html><html><head><meta charset='utf-8'><title>simt-fast report</title>"
+                         f"<style>{style}</style></head><body>{''.join(body)}</body></html>\n")
+    return [md_path, html_path]

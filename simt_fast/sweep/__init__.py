@@ -22,10 +22,47 @@ __all__ = ["Point", "SweepError", "SweepOutcome", "SweepSpec", "TraceSource", "d
            "run_points", "run_sweep", "select_shard"]
 
 
-def plan(spec: SweepSpec, cache_dir=None, shard: Optional[tuple] = None, on_trace=None) -> list:
-    """The sweep's points (this shard's, if any), with every trace resolved to a file and digest."""
+def plan(spec: SweepSpec, cache_dir=None, shard: Optional[tuple] = None, on_trace=None,
+         preflight: bool = True) -> list:
+    """The sweep's points (this shard's, if any), with every trace resolved to a file and digest.
+
+    ``preflight`` asks the timing core to accept every distinct config (on the first trace)
+    before any point runs, so e.g. a switch the core does not support yet is one error now,
+    not hundreds of failed points later.
+    """
     resolved = resolve_traces(spec.traces, cache_dir, on_trace=on_trace)
-    return select_shard(expand(spec, resolved), shard)
+    points = expand(spec, resolved)
+    if preflight and points:
+        check_configs(spec, points)
+    return select_shard(points, shard)
+
+
+def check_configs(spec: SweepSpec, points: list) -> None:
+    """Run the timing core's own config/trace checks (``simt_fast.sim.prepare``) once per config."""
+    from .. import sim
+    from ..sim.config import ConfigError
+    from ..trace.model import Trace
+    from .spec import _line_of
+
+    prepare = getattr(sim, "prepare", None)
+    if prepare is None:
+        return
+    first = {}
+    for p in points:
+        first.setdefault(p.config, p)
+    traces = {}
+    for config, p in first.items():
+        trace = traces.get(p.trace_path)
+        if trace is None:
+            trace = traces[p.trace_path] = Trace.load(p.trace_path)
+        try:
+            prepare(trace, config)
+        except ConfigError as e:
+            shown = ", ".join(f"{k}={getattr(config, k)!r}" for k in spec.grid) or "the base config"
+            line = _line_of(spec.text, "grid", next(iter(spec.grid), None)) if spec.grid else None
+            where = f"{spec.path}:{line}" if line else spec.path
+            raise SweepError(f"{where}: grid point ({shown}) cannot be simulated on trace '{p.trace}': {e}; "
+                             f"remove the value or add an [[exclude]] rule") from None
 
 
 def run_sweep(sweep_file, out, *, jobs: Optional[int] = None, dask: Optional[str] = None, shard=None,
