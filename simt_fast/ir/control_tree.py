@@ -542,15 +542,13 @@ def interacting_edges(ag: AbstractGraph, succs: Sequence[Sequence[int]]) -> list
                 for p in ag.pred[e]:
                     if p not in cset:
                         found += [(s, d, "loop_entry") for s, d in _abstract_to_real_edges(ag, p, e, succs)]
+        ids, sl, K, B, T, exits = loop_body_graph(ag, comp, header)
         if loop_needs_cut(ag, comp, header):
-            ids, sl, K, B, T, exits = loop_body_graph(ag, comp, header)
             keep = natural_exit(ag, comp, header, exits) if len(exits) > 1 else None
             for u, x in exits:
                 if (u, x) != keep:
                     found += [(s, d, "loop_exit") for s, d in _abstract_to_real_edges(ag, u, x, succs)]
-        else:
-            ids, sl, K, B, T, exits = loop_body_graph(ag, comp, header)
-            found += _first_pred_filter(ag, ids, forward_copy_candidates(sl, 0, T, (K, B)), succs)
+        found += _first_pred_filter(ag, ids, forward_copy_candidates(sl, 0, T, (K, B)), succs)
     in_loop = {a for comp, _ in loops for a in comp}
     if ag.exit is not None:
         acyc = [a for a in ag.succ if a not in in_loop or a == ag.exit]

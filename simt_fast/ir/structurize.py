@@ -23,17 +23,19 @@ latch; each Forward Copy strictly grows the node count of an acyclic region with
 number of entry-to-node paths (its depth-first unfolding), which bounds it.
 
 :func:`structurize` accepts a :class:`FlowGraph` (abstract blocks with sizes) or an IR ``Function`` /
-``Module``; the IR flavour lives in :mod:`simt_fast.ir.structurize_ir` terms below (duplicated
-blocks get fresh labels, Cut adds ``.reg .pred`` flags and ``setp``/``bra`` code).
+``Module``. At the IR level duplicated blocks get fresh labels (``$L__struct_N``), Cut adds a
+``.reg .pred`` flag array and ``setp``/``bra`` code, returns moved out of a loop become ``ret`` after
+it, and the blocks are laid out depth first with explicit ``bra.uni`` where a fall-through is lost.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Optional, Sequence
 
 from . import control_tree as ct
+from .model import Function, Imm, Instruction, Label, Module, OpClass, Reg, RegDecl
 
 
 class StructurizeError(ValueError):
@@ -315,9 +317,238 @@ def _prune_unreachable(g: FlowGraph) -> None:
 def structurize(target, **kw):
     """Structurize a :class:`FlowGraph` or an IR ``Function``/``Module`` -> (result, StructStats).
 
-    For IR input the result is a new ``Function`` (or ``Module`` with every kernel transformed)."""
+    For IR input the result is a new ``Function`` (or a ``Module`` whose every function is
+    transformed; its StructStats sums the functions and keeps them in ``per_function``)."""
     if isinstance(target, FlowGraph):
         return structurize_graph(target, **kw)
-    from . import structurize_ir
+    if isinstance(target, Module):
+        return structurize_module(target, **kw)
+    if isinstance(target, Function):
+        return structurize_function(target, **kw)
+    raise TypeError(f"cannot structurize a {type(target).__name__}")
 
-    return structurize_ir.structurize_ir(target, **kw)
+
+# ---------------------------------------------------------------------------------------------
+# IR level: functions in, functions out
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Term:
+    """How a basic block ends; ``succs`` positions follow this terminator's targets."""
+
+    kind: str  # "fall" | "jump" | "cond" | "ret" | "brx"
+    instr: Optional[Instruction] = None  # the original terminator (bra/brx/ret/exit), if any
+    table: tuple = ()  # brx.idx targets (labels)
+
+
+def _function_graph(func: Function, cfg) -> tuple:
+    """FlowGraph (positional successors) + per-block body instructions and terminators."""
+    instrs = func.instructions
+    exit_id = cfg.exit
+    bodies, terms, succs = [], [], []
+    for blk in cfg.blocks:
+        if blk.id == exit_id:
+            bodies.append([])
+            terms.append(_Term("exit"))
+            succs.append([])
+            continue
+        fall = blk.id + 1 if blk.id + 1 < exit_id and cfg.blocks[blk.id + 1].start == blk.end else exit_id
+        body = list(instrs[blk.start:blk.end])
+        last = body[-1] if body else None
+
+        def target(name):
+            idx = func.labels[name]
+            return exit_id if idx >= len(instrs) else cfg.block_of_instr[idx]
+
+        if last is not None and last.base == "bra":
+            body.pop()
+            t = int(target(last.operands[0].name))
+            if last.pred is None:
+                terms.append(_Term("jump", last))
+                succs.append([t])
+            else:
+                terms.append(_Term("cond", last))
+                succs.append([t, fall])
+        elif last is not None and last.base == "brx":
+            body.pop()
+            table = tuple(func.jump_tables[last.operands[1].name])
+            terms.append(_Term("brx", last, table))
+            succs.append([int(target(x)) for x in table] + ([fall] if last.pred is not None else []))
+        elif last is not None and last.is_exit:
+            body.pop()
+            if last.pred is None:
+                terms.append(_Term("ret", last))
+                succs.append([exit_id])
+            else:
+                terms.append(_Term("cond", last))
+                succs.append([exit_id, fall])
+        else:
+            terms.append(_Term("fall"))
+            succs.append([fall])
+        bodies.append(body)
+    size = [len(cfg.instructions(b.id)) for b in cfg.blocks]
+    g = FlowGraph(succs, cfg.entry, exit_id, size=size)
+    return g, bodies, terms
+
+
+def _fresh_prefix(func: Function, stem: str) -> str:
+    used = {d.prefix for d in func.reg_decls} | {n for d in func.reg_decls for n in d.names}
+    prefix, k = f"%{stem}", 0
+    while any(u.startswith(prefix) for u in used):
+        k += 1
+        prefix = f"%{stem}{k}"
+    return prefix
+
+
+def _ins(opcode, operands, pred=None, negated=False, op_class=OpClass.BRANCH) -> Instruction:
+    parts = opcode.split(".")
+    ins = Instruction(opcode, parts[0], tuple(parts[1:]), tuple(operands), pred, negated, op_class=op_class)
+    from .ptx_printer import format_instruction
+
+    ins.text = format_instruction(ins)
+    return ins
+
+
+def _emit_function(func: Function, g: FlowGraph, bodies, terms, orig_labels) -> Function:
+    exit_id = g.exit
+    live = ct._reachable(g.n, g.succs, g.entry)
+    # layout: the original blocks keep their source order (an untouched kernel prints unchanged, so
+    # the code-size delta counts only what the transformations add); copies and Cut blocks follow
+    # in creation order, reached through explicit branches
+    order = [b for b in range(g.n) if live[b] and b != exit_id]
+    existing = set(func.labels) | set(func.jump_tables)
+    labels, counter = {}, [0]
+
+    def fresh(stem):
+        while True:
+            counter[0] += 1
+            name = f"$L__{stem}{counter[0]}"
+            if name not in existing:
+                existing.add(name)
+                return name
+
+    for b in order:
+        o = g.origin[b]
+        # an original keeps its PTX label; copies and Cut blocks get fresh ones
+        labels[b] = (orig_labels[o] if o == b else "") or fresh("struct_")
+    flag_prefix = _fresh_prefix(func, "cf")
+    flag = lambda f: Reg(f"{flag_prefix}{f}")  # noqa: E731
+    out, new_labels, tables = [], {}, dict(func.jump_tables)
+    pragmas_by_obj = {}
+    for idx, text in func.directives.get("pragma", []):
+        if idx < len(func.instructions):
+            pragmas_by_obj.setdefault(id(func.instructions[idx]), []).append(text)
+    new_pragmas = []
+    for pos, b in enumerate(order):
+        nxt = order[pos + 1] if pos + 1 < len(order) else None
+        new_labels[labels[b]] = len(out)
+        ss = g.succs[b]
+
+        def goto(t):
+            if t == exit_id:
+                out.append(_ins("ret", (), op_class=OpClass.EXIT))
+            elif t != nxt:
+                out.append(_ins("bra.uni", (Label(labels[t]),)))
+
+        def cond(pred, negated, t, template=None):
+            if t == exit_id:
+                base = template.opcode if template is not None and template.is_exit else "ret"
+                out.append(_ins(base, (), Reg(pred.name), negated, OpClass.EXIT))
+            else:
+                out.append(_ins("bra", (Label(labels[t]),), pred, negated))
+
+        o = g.origin[b]
+        if o < 0:
+            kind = g.synth[b][0]
+            if kind == "set":
+                for f, value in g.synth[b][1].items():
+                    # `1 != 0` is true, `1 == 0` false: a predicate constant ptxas folds
+                    out.append(_ins(f"setp.{'ne' if value else 'eq'}.u32", (flag(f), Imm(1, "1"), Imm(0, "0")),
+                                    op_class=OpClass.ALU))
+                goto(ss[0])
+            elif kind == "test":
+                cond(flag(g.synth[b][1]), False, ss[0])
+                goto(ss[1])
+            else:  # ret
+                out.append(_ins("ret", (), op_class=OpClass.EXIT))
+            continue
+        for ins in bodies[o]:
+            if id(ins) in pragmas_by_obj:
+                new_pragmas += [(len(out), t) for t in pragmas_by_obj[id(ins)]]
+            out.append(ins)
+        term = terms[o]
+        if term.kind == "fall":
+            goto(ss[0])
+        elif term.kind == "jump":
+            if ss[0] == exit_id:
+                out.append(_ins("ret", (), op_class=OpClass.EXIT))
+            else:
+                out.append(_ins(term.instr.opcode, (Label(labels[ss[0]]),)))
+        elif term.kind == "ret":
+            if ss[0] == exit_id:
+                out.append(term.instr)
+            else:  # a return moved behind a Cut latch
+                goto(ss[0])
+        elif term.kind == "cond":
+            cond(term.instr.pred, term.instr.pred_negated, ss[0], term.instr)
+            goto(ss[1])
+        elif term.kind == "brx":
+            n_table = len(term.table)
+            targets = tuple(labels[t] for t in ss[:n_table])
+            name = term.instr.operands[1].name
+            if targets != tuple(tables.get(name, ())):
+                name = fresh("table_")
+                tables[name] = list(targets)
+            out.append(_ins(term.instr.opcode, (term.instr.operands[0], Label(name)), term.instr.pred,
+                            term.instr.pred_negated))
+            if len(ss) > n_table:
+                goto(ss[-1])
+    directives = {k: v for k, v in func.directives.items() if k not in ("loc", "pragma")}
+    if new_pragmas:
+        directives["pragma"] = new_pragmas
+    reg_decls = list(func.reg_decls)
+    if g.n_flags:
+        reg_decls.append(RegDecl("pred", flag_prefix, g.n_flags, tuple(f"{flag_prefix}{i}" for i in range(g.n_flags))))
+    used_tables = {i.operands[1].name for i in out if i.base == "brx"}
+    result = replace(func, instructions=out, labels=new_labels, reg_decls=reg_decls, directives=directives,
+                   jump_tables={k: v for k, v in tables.items() if k in used_tables})
+    _LAST_LABELS[id(result)] = labels
+    return result
+
+
+_LAST_LABELS: dict = {}  # emitted Function id -> {graph block: label}, handed to StructStats
+
+
+def structurize_function(func: Function, **kw):
+    """Structurize one function -> (new Function, StructStats). The input is not modified."""
+    from .cfg import build_cfg
+
+    t0 = time.perf_counter()
+    cfg = build_cfg(func)
+    g, bodies, terms = _function_graph(func, cfg)
+    g, stats = structurize_graph(g, **kw)
+    new = _emit_function(func, g, bodies, terms, [b.label for b in cfg.blocks])
+    stats.graph = g  # the transformed block graph (origin/synth per block), for inspection
+    stats.labels = _LAST_LABELS.pop(id(new), {})
+    stats.branch_instructions = sum(1 for i in func.instructions if i.base in ("bra", "brx"))
+    stats.old_code_size = len(func.instructions)
+    stats.new_code_size = len(new.instructions)
+    stats.transform_ms = (time.perf_counter() - t0) * 1e3
+    return new, stats
+
+
+def structurize_module(module: Module, **kw):
+    """Structurize every function of a module -> (new Module, summed StructStats with
+    ``per_function``)."""
+    total = StructStats()
+    total.per_function = {}
+    funcs = {}
+    for name, f in module.functions.items():
+        new, s = structurize_function(f, **kw)
+        funcs[name] = new
+        total.per_function[name] = s
+        for k in ("branch_instructions", "cuts", "forward_copies", "backward_copies", "old_code_size",
+                  "new_code_size", "transform_ms"):
+            setattr(total, k, getattr(total, k) + getattr(s, k))
+    return replace(module, functions=funcs), total
