@@ -204,3 +204,47 @@ def test_walk_golden_chain_with_loop():
     ptr, path = walk_paths(succ_ptr, succ_idx, succ_cum, np.zeros(4), dist, 4, 4, 10, 123, 4)
     assert np.array_equal(np.diff(ptr), [10] * 4)
     assert list(path[:10]) == [0] + [1] * 7 + [2, 3]
+
+
+# ---- /mem addresses ------------------------------------------------------------------------------
+
+
+def test_memory_addresses_follow_the_paths(tmp_path):
+    t = synthetic(24, 128, 4, block=(64, 1, 1), with_mem=True, loop_prob=0.3)
+    validate(t)
+    is_mem = (t.op_class == OpClass.MEM_GLOBAL) | (t.op_class == OpClass.MEM_SHARED)
+    mem_per_block = np.add.reduceat(is_mem.astype(np.int64), t.block_start[:-1].clip(max=len(is_mem) - 1))
+    mem_per_block[np.diff(t.block_start) == 0] = 0
+    for th in range(t.n_threads):  # one address per executed global/shared instruction
+        assert t.mem_ptr[th + 1] - t.mem_ptr[th] == mem_per_block[t.thread_path(th).astype(np.int64)].sum()
+    assert (t.mem_addr % 4 == 0).all()
+    shared_instrs = np.flatnonzero(t.op_class == OpClass.MEM_SHARED)
+    assert len(shared_instrs)
+    t.save(tmp_path / "m.h5")
+    from simt_fast.trace import Trace
+
+    u = Trace.load(tmp_path / "m.h5")
+    assert np.array_equal(u.mem_addr, t.mem_addr) and u.digest() == t.digest()
+
+
+def test_memory_patterns_golden():
+    # One block with a coalesced global load (instruction 0) walked by 8 threads: thread t reads word t.
+    from simt_fast.trace.synthetic import COALESCED, _Draws, _memory_addresses
+
+    class FixedDraws(_Draws):  # pattern draw -> COALESCED, stride draw -> irrelevant
+        def weighted(self, cum):
+            return COALESCED
+
+    op = np.array([OpClass.MEM_GLOBAL, OpClass.EXIT], np.uint8)
+    block_start = np.array([0, 2, 2])
+    path_ptr = np.arange(0, 17, 2)
+    path = np.tile([0, 1], 8)
+    mem = _memory_addresses(op, block_start, path_ptr, path, 4, FixedDraws(np.random.default_rng(0)), 0)
+    assert list(mem["mem_ptr"]) == list(range(9))
+    assert list(mem["mem_addr"]) == [(1 << 32) + 4 * t for t in range(8)]
+    # A self loop run 3 times by each of 2 threads: iteration k of thread t reads word t + 2k (next tile).
+    path_ptr = np.array([0, 4, 8])
+    path = np.array([0, 0, 0, 1, 0, 0, 0, 1])
+    mem = _memory_addresses(op, block_start, path_ptr, path, 2, FixedDraws(np.random.default_rng(0)), 0)
+    assert list(mem["mem_ptr"]) == [0, 3, 6]
+    assert [int(a) - (1 << 32) for a in mem["mem_addr"]] == [0, 8, 16, 4, 12, 20]

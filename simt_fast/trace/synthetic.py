@@ -557,6 +557,7 @@ def synthetic(
     op_mix: Optional[dict] = None,
     n_regs: int = 32,
     kernel: str = "synthetic",
+    with_mem: bool = False,
 ) -> Trace:
     """A random valid trace: ``n_blocks`` blocks (the last is the virtual exit), ``n_threads`` paths.
 
@@ -569,7 +570,9 @@ def synthetic(
       (0 = warps never diverge; each block scales it by a random factor in [0, 2]);
     * ``warp_size``: the thread grouping that shares outcomes (the simulator may use another);
     * ``max_path_len``: blocks per path before threads take a shortest route to the exit;
-    * ``instrs_per_block``: (lo, hi) instructions per real block; ``op_mix``: OpClass -> weight.
+    * ``instrs_per_block``: (lo, hi) instructions per real block; ``op_mix``: OpClass -> weight;
+    * ``with_mem``: also record ``/mem`` addresses of every global/shared access, each memory
+      instruction following one access pattern (coalesced, strided, broadcast or random).
     """
     n_blocks = int(n_blocks)
     if n_blocks < 2:
@@ -685,9 +688,82 @@ def synthetic(
         text=list(ib.text),
         path_ptr=path_ptr,
         path=path,
+        **(_memory_addresses(np.asarray(ib.op_class, np.uint8), block_start, path_ptr, path, per_cta, rng,
+                             int(seed) & _M64) if with_mem else {}),
         attrs={"generator": "simt_fast.trace.synthetic", "seed": int(seed), "warp_size": int(warp_size),
                "divergence": float(divergence), "loop_prob": float(loop_prob), "exit_prob": float(exit_prob)},
     )
+
+
+# Access patterns of synthetic memory instructions (what coalescing statistics would see).
+COALESCED, STRIDED, BROADCAST, RANDOM = range(4)
+GLOBAL_REGION = 1 << 24  # bytes of address space per global memory instruction
+SHARED_REGION = 1 << 12  # bytes per shared memory instruction (48 KiB of shared memory / ~12 arrays)
+
+
+def _splitmix_np(x: np.ndarray) -> np.ndarray:
+    x = x + np.uint64(_GOLDEN)
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(_MIX1)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(_MIX2)
+    return x ^ (x >> np.uint64(31))
+
+
+def _memory_addresses(op_class, block_start, path_ptr, path, per_cta, rng, seed) -> dict:
+    """``mem_ptr``/``mem_addr``: one byte address per executed global/shared instruction, in path order.
+
+    Each memory instruction gets a pattern: COALESCED (word ``tid``), STRIDED (word ``tid * s``,
+    s in 2/4/8/32), BROADCAST (one word for every thread) or RANDOM (a hashed word of its region).
+    Global patterns use the grid-wide thread id, shared ones the id within the CTA and a region
+    per instruction; the k-th execution of an instruction by a thread (loop iteration k) moves to
+    the next tile of the region, as a loop walking an array would.
+    """
+    n_instrs = len(op_class)
+    is_mem = (op_class == OpClass.MEM_GLOBAL) | (op_class == OpClass.MEM_SHARED)
+    pattern = np.array([rng.weighted([0.5, 0.75, 0.85, 1.0]) for _ in range(n_instrs)], np.int64)
+    stride = np.array([(2, 4, 8, 32)[rng.integers(4)] for _ in range(n_instrs)], np.int64)
+    shared = op_class == OpClass.MEM_SHARED
+    region = np.where(shared, SHARED_REGION, GLOBAL_REGION).astype(np.int64)
+    base = np.where(shared, np.arange(n_instrs) * SHARED_REGION, (1 << 32) + np.arange(n_instrs) * GLOBAL_REGION)
+
+    # Memory instructions of each block, as a CSR over blocks.
+    mem_instrs = np.flatnonzero(is_mem)
+    block_of = np.searchsorted(block_start, mem_instrs, side="right") - 1
+    n_blocks = len(block_start) - 1
+    per_block = np.bincount(block_of, minlength=n_blocks)
+    mem_block_ptr = np.concatenate(([0], np.cumsum(per_block)))
+
+    # Expand every path step into its block's memory instructions (numpy, no loop over steps).
+    steps = path.astype(np.int64)
+    count = per_block[steps]
+    first = np.concatenate(([0], np.cumsum(count)))
+    total = int(first[-1])
+    step_of = np.repeat(np.arange(len(steps)), count)
+    instr = mem_instrs[mem_block_ptr[steps[step_of]] + (np.arange(total) - first[step_of])]
+    thread = np.repeat(np.arange(len(path_ptr) - 1), np.diff(path_ptr))[step_of] if total else np.zeros(0, np.int64)
+    # k: how many times this thread already executed this instruction (its loop iteration).
+    key = thread * n_instrs + instr
+    order = np.argsort(key, kind="stable")
+    sorted_key = key[order]
+    group_start = np.flatnonzero(np.concatenate(([True], sorted_key[1:] != sorted_key[:-1]))) if total else np.zeros(0, np.int64)
+    rank = np.arange(total) - np.repeat(group_start, np.diff(np.append(group_start, total)))
+    k = np.empty(total, np.int64)
+    k[order] = rank
+
+    lane = np.where(shared[instr], thread % per_cta, thread)  # shared memory is per CTA
+    words = region[instr] // 4
+    span = np.where(shared[instr], per_cta, len(path_ptr) - 1)
+    pat = pattern[instr]
+    word = np.select(
+        [pat == COALESCED, pat == STRIDED, pat == BROADCAST],
+        [lane + k * span, lane * stride[instr] + k * span * stride[instr], k],
+        default=(_splitmix_np((np.uint64(seed) + key.astype(np.uint64)) ^ (k.astype(np.uint64) << np.uint64(40)))
+                 % words.astype(np.uint64)).astype(np.int64),
+    ) % words
+    mem_addr = (base[instr] + 4 * word).astype(np.uint64)
+    mem_ptr = np.zeros(len(path_ptr), np.int64)
+    np.cumsum(np.add.reduceat(count, path_ptr[:-1]) if len(count) else np.zeros(len(path_ptr) - 1, np.int64),
+              out=mem_ptr[1:])
+    return {"mem_ptr": mem_ptr, "mem_addr": mem_addr}
 
 
 def _ipdom(n_blocks: int, succ_ptr: np.ndarray, succ_idx: np.ndarray) -> np.ndarray:
@@ -716,6 +792,7 @@ def traces(max_blocks: int = 24, max_threads: int = 96, warp_sizes: Sequence[int
             divergence=draw(st.floats(0.0, 1.0)),
             max_path_len=draw(st.integers(2, 96)),
             seed=draw(st.integers(0, 2**32 - 1)),
+            with_mem=draw(st.booleans()),
         )
         n_ctas = draw(st.integers(1, 3))
         per_cta = draw(st.integers(1, max(1, max_threads // n_ctas)))
