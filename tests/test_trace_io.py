@@ -169,3 +169,21 @@ def test_read_header_without_paths(tmp_path):
     tiny_trace().save(tmp_path / "t.h5")
     h = read_header(tmp_path / "t.h5")
     assert h["kernel"] == "ifelse" and h["n_threads"] == 4 and h["n_steps"] == 16 and h["n_blocks"] == 5
+
+
+def test_committed_v1_file_stays_readable():
+    """A schema-1 file written by simt-fast 0.1.0: future readers must load it to the same content.
+
+    The digest is pinned because sweep results identify traces by it; changing the digest
+    recipe silently orphans every stored result, so it must be a deliberate, visible change.
+    """
+    from pathlib import Path
+
+    from simt_fast.trace import validate
+
+    p = Path(__file__).parent / "data" / "trace" / "ifelse_v1.h5"
+    t = Trace.load(p)
+    validate(p)
+    assert_same(t, tiny_trace())
+    assert t.attrs == {"workload": "ifelse"}
+    assert t.digest() == "36367588dd49b48f1dc8229c66865e69f246c619c2f94f1a22d5fe39170036d8"

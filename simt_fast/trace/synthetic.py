@@ -45,7 +45,6 @@ from .model import Trace
 
 # Terminator kinds of a synthetic block.
 FALL, COND, JUMP, LATCH, JUMP_BACK, SWITCH, RET, COND_RET = range(8)
-KIND_NAMES = ("fall", "cond", "jump", "latch", "jump_back", "switch", "ret", "cond_ret")
 
 # Default op-class mix of non-terminator instructions (roughly an nvcc kernel body).
 DEFAULT_OP_MIX = {
