@@ -1,0 +1,133 @@
+"""`simt-fast structurize` and `simt-fast analyze`: the static analyses of seed 002 and seed 004.
+
+* ``structurize FILE.ptx [-o OUT.ptx] [--json]`` -- unstructured-to-structured transformation of
+  every function (Cut / Backward Copy / Forward Copy), printed as PTX, with Table 2's statistics.
+* ``analyze FILE.ptx [--kernel K] [--json]`` -- per kernel: control tree and interacting edges,
+  convergence / variance / affine classes, warp-sequential accesses and stackless-SIMT syncwarp
+  points.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from ._errors import fail, user_errors
+
+
+def _load(ptx_file: Path):
+    from ..ir import parse_ptx
+
+    if not ptx_file.is_file():
+        raise FileNotFoundError(f"PTX file not found: {ptx_file}")
+    return parse_ptx(ptx_file)
+
+
+def analyze_kernel(func, variance: bool = True, early_exit: bool = True) -> dict:
+    """The JSON-able static analysis of one kernel (the ``analyze --json`` schema)."""
+    from ..ir import build_cfg
+    from ..ir.control_tree import control_tree_of_cfg
+    from ..ir.convergence import analyze_convergence
+
+    cfg = build_cfg(func)
+    labels = [b.label or ("<exit>" if b.id == cfg.exit else f"B{b.id}") for b in cfg.blocks]
+    tree = control_tree_of_cfg(cfg)
+    conv = analyze_convergence(func, cfg, variance=variance, early_exit=early_exit)
+    return {
+        "kernel": func.name,
+        "control_tree": tree.to_dict(labels),
+        "convergence": conv.to_dict(),
+        "syncwarp_blocks": [labels[b] for b in conv.syncwarp_blocks],
+        "divergent_blocks": [labels[b] for b in conv.divergent_blocks if b != cfg.exit],
+        "variant_branches": [labels[b] for b in conv.variant_branches],
+    }
+
+
+def _print_analysis(report: dict) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console() if sys.stdout.isatty() else Console(width=140)
+    tree = report["control_tree"]
+    conv = report["convergence"]
+    s = conv["summary"]
+    console.print(f"[bold]{report['kernel']}[/bold]  "
+                  f"{'structured' if tree['structured'] else '[red]unstructured[/red]'}  "
+                  f"{s['convergent_blocks']}/{s['blocks']} blocks convergent  "
+                  f"instructions: {s['uniform']} uniform, {s['affine']} affine, {s['variant']} variant  "
+                  f"warp-sequential accesses: {s['warp_sequential']}")
+    for e in tree["interacting_edges"]:
+        console.print(f"  interacting edge ({e['kind']}): {e['src']} -> {e['dst']}")
+    table = Table(show_header=True, header_style="bold")
+    for col in ("block", "convergent", "syncwarp", "instrs", "uniform", "affine", "variant", "warp-seq"):
+        table.add_column(col, no_wrap=True)
+    for b in conv["blocks"]:
+        ins = b["instructions"]
+        count = lambda c: str(sum(1 for i in ins if i["class"] == c))  # noqa: E731
+        table.add_row(b["block"], "yes" if b["convergent"] else "[red]no[/red]", "yes" if b["syncwarp"] else "",
+                      str(len(ins)), count("uniform"), count("affine"), count("variant"),
+                      str(sum(1 for i in ins if i["warp_sequential"])))
+    console.print(table)
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("structurize")
+    def structurize_command(
+        ptx_file: Path = typer.Argument(..., help="PTX file (e.g. from `nvcc -ptx`)."),
+        output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the structured PTX here (default: stdout unless --json)."),
+        as_json: bool = typer.Option(False, "--json", help="Print the transformation statistics as JSON."),
+        max_blocks: int = typer.Option(100_000, "--max-blocks", help="Stop if Forward Copy grows a function beyond this many blocks."),
+    ):
+        """Transform unstructured control flow into structured control flow (seed 002: Cut, Backward
+        Copy, Forward Copy) and report Table 2's statistics per function."""
+        from ..ir.ptx_printer import print_module
+        from ..ir.structurize import StructurizeError, structurize
+
+        with user_errors(StructurizeError):
+            module = _load(ptx_file)
+            new, total = structurize(module, max_blocks=max_blocks)
+            text = print_module(new)
+        if output is not None:
+            output.write_text(text)
+        elif not as_json:
+            sys.stdout.write(text)
+        rows = {name: s.to_dict() for name, s in total.per_function.items()}
+        if as_json:
+            typer.echo(json.dumps({"file": str(ptx_file), "functions": rows, "total": total.to_dict()}, indent=2))
+            return
+        out = sys.stderr if output is None else sys.stdout
+        for name, r in rows.items():
+            print(f"{name}: branches={r['branch_instructions']} cuts={r['cuts']} forward_copies={r['forward_copies']} "
+                  f"backward_copies={r['backward_copies']} code {r['old_code_size']} -> {r['new_code_size']} "
+                  f"({r['static_expansion_pct']:+.2f}%) in {r['transform_ms']:.2f} ms", file=out)
+
+    @app.command("analyze")
+    def analyze_command(
+        ptx_file: Path = typer.Argument(..., help="PTX file (e.g. from `nvcc -ptx`)."),
+        kernel: Optional[str] = typer.Option(None, "--kernel", "-k", help="Kernel name or unique substring (default: every kernel)."),
+        as_json: bool = typer.Option(False, "--json", help="Print JSON instead of tables."),
+        variance: bool = typer.Option(True, "--variance/--no-variance", help="Use variance analysis (off: every branch counts as divergent, structure-only convergence)."),
+        early_exit: bool = typer.Option(True, "--early-exit/--no-early-exit", help="Apply seed 004 §3.4 (threads that exit early do not break convergence)."),
+        output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the JSON to this file."),
+    ):
+        """Static analyses per kernel: control tree and interacting edges (seed 002), convergence,
+        variance and affine classes, warp-sequential accesses and syncwarp points (seed 004)."""
+        with user_errors():
+            module = _load(ptx_file)
+            funcs = [module.find_kernel(kernel)] if kernel is not None else module.kernels
+            if not funcs:
+                fail(f"{ptx_file}: the module has no kernels (.entry)")
+            reports = [analyze_kernel(f, variance, early_exit) for f in funcs]
+        if as_json or output is not None:
+            text = json.dumps({"file": str(ptx_file), "kernels": reports}, indent=2) + "\n"
+            if output is not None:
+                output.write_text(text)
+            else:
+                sys.stdout.write(text)
+            return
+        for r in reports:
+            _print_analysis(r)
