@@ -23,6 +23,7 @@ COMMAND_MODULES = [
     "ir",
     "tracefile",
     "sweep",
+    "analyze",
 ]
 
 
