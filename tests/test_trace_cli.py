@@ -69,6 +69,10 @@ def test_trace_info(tmp_path):
     # per-thread instructions: 0->1->3: 2+1+1 = 4; 0->2->3: 2+1+1 = 4
     assert "thread insts       total 16, min 4, mean 4.0, max 4" in out
     assert "distinct paths     2" in out
+    assert "divergent warps    1 of 1 (32-thread warps" in out
+    assert "grid               1 x 1 x 1" in out
+    r = run("trace-info", p, "--warp-size", 1)
+    assert "divergent warps    0 of 4 (1-thread warps" in r.output
     assert f"digest             {tiny_trace().digest()}" in out
     assert "op classes         ALU 2, MEM_GLOBAL 1, BRANCH 1, EXIT 1" in out
     assert "      1 $L1                   1      3          2  3" in out  # block 1: 1 instr, ipdom 3, 2 visits

@@ -31,6 +31,7 @@ def register(app: typer.Typer) -> None:
     def trace_info_cmd(
         file: Path = typer.Argument(..., help="Trace file (.h5)."),
         blocks: bool = typer.Option(False, "--blocks", help="Also list every block: label, size, successors, ipdom, visits."),
+        warp_size: int = typer.Option(32, "--warp-size", min=1, help="Warp size for the divergent-warp count."),
     ):
         """Print a trace's header, sizes and per-thread path-length statistics."""
         import numpy as np
@@ -47,7 +48,10 @@ def register(app: typer.Typer) -> None:
         out = [f"{file}"]
         for key in ("schema", "kernel", "grid", "block", "source_sha256", "simt_fast_version", "created"):
             if key in header:
-                out.append(f"  {key:<18} {header[key]}")
+                value = header[key]
+                if key in ("grid", "block"):
+                    value = " x ".join(str(v) for v in value)
+                out.append(f"  {key:<18} {value if value != '' else '-'}")
         extra = {k: v for k, v in trace.attrs.items()}
         for key, value in extra.items():
             out.append(f"  {key:<18} {value}")
@@ -66,7 +70,9 @@ def register(app: typer.Typer) -> None:
             out.append(
                 f"  {'thread insts':<18} total {int(insts.sum())}, min {insts.min()}, mean {insts.mean():.1f}, max {insts.max()}"
             )
-            out.append(f"  {'distinct paths':<18} {_distinct_paths(trace)}")
+            distinct, divergent, n_warps = _path_sharing(trace, warp_size)
+            out.append(f"  {'distinct paths':<18} {distinct}")
+            out.append(f"  {'divergent warps':<18} {divergent} of {n_warps} ({warp_size}-thread warps whose threads' paths differ)")
         out.append(f"  {'memory addresses':<18} {'yes' if trace.mem_ptr is not None else 'no'}")
         out.append(f"  {'digest':<18} {trace.digest()}")
         if blocks:
@@ -89,7 +95,7 @@ def register(app: typer.Typer) -> None:
         n_threads: int = typer.Option(256, "--threads", help="Threads (a multiple of the CTA size)."),
         cta: Optional[int] = typer.Option(None, "--cta", help="Threads per CTA (default min(threads, 256))."),
         seed: int = typer.Option(0, "--seed"),
-        warp_size: int = typer.Option(32, "--warp-size", help="Threads that share branch outcomes."),
+        warp_size: int = typer.Option(32, "--warp-size", min=1, help="Threads that share branch outcomes."),
         divergence: float = typer.Option(0.2, "--divergence", help="Mean chance a thread leaves its warp's outcome."),
         loop_prob: float = typer.Option(0.15, "--loop-prob"),
         exit_prob: float = typer.Option(0.06, "--exit-prob"),
@@ -117,8 +123,14 @@ def _thread_insts(trace):
     return cum[trace.path_ptr[1:]] - cum[trace.path_ptr[:-1]]
 
 
-def _distinct_paths(trace) -> int:
-    seen = set()
-    for t in range(trace.n_threads):
-        seen.add(trace.thread_path(t).tobytes())
-    return len(seen)
+def _path_sharing(trace, warp_size: int) -> tuple:
+    """(distinct thread paths, warps whose threads do not all share one path, number of warps)."""
+    paths = [trace.thread_path(t).tobytes() for t in range(trace.n_threads)]
+    per_cta = trace.threads_per_cta
+    divergent = n_warps = 0
+    for cta_start in range(0, trace.n_threads, per_cta):
+        for w in range(cta_start, cta_start + per_cta, warp_size):
+            n_warps += 1
+            warp = paths[w : min(w + warp_size, cta_start + per_cta)]
+            divergent += any(p != warp[0] for p in warp)
+    return len(set(paths)), divergent, n_warps

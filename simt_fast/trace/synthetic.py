@@ -122,7 +122,6 @@ def _walk_one(t, succ_ptr, succ_idx, succ_cum, deviate, dist, threads_per_cta, w
     for i in range(n_blocks):
         visits[i] = 0
     b = 0
-    n = 0
     if store:
         out[0] = 0
     n = 1
