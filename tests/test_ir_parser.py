@@ -203,6 +203,10 @@ def body(*lines):
         ([".weird 3;"], "unsupported directive '.weird'", 8, 2, ".weird 3"),
         (["mov.u32 %r1, %tid.w;"], "special register '%tid.w' has no component", 8, 2, "%tid.w"),
         (["brx.idx %r1, $T;"], "brx.idx target list '$T' is not defined", 8, 2, "brx.idx"),
+        (["mov.u32 %r1, 1;", "ld.global.u32 %r2, [nosuchvar+4];"], "'nosuchvar' is not a declared variable", 9, 2, "[nosuchvar+4]"),
+        (["ld.global.u32 %r2, [%r1+09];"], "address offset '09'", 8, 2, "[%r1+09]"),
+        ([".reg .b32 %big<100000>;"], "declares more than 65536 registers", 8, 2, "%big<100000>"),
+        ([".shared .align 3 .b8 s[4];"], ".align 3 is not a positive power of two", 8, 2, ".align 3"),
     ],
 )
 def test_errors_name_file_line_column_and_text(lines, message, line, col, text):
@@ -311,6 +315,11 @@ def test_crlf_block_comments_and_several_statements_per_line():
     add = k.instructions[1]
     assert add.operands == (Reg("%r2"), Reg("%r1"), Imm(2, "2")) and add.line == 6
     assert [b.succs for b in build_cfg(k).blocks] == [[1], [1, 2], [3], []]
+
+
+def test_absolute_and_symbolic_addresses():
+    m = parse_ptx(body("ld.const.u32 %r1, [16];", "ld.const.u32 %r2, [0x20];", "ld.global.u32 %r3, [-4];"))
+    assert [i.operands[1] for i in m.kernels[0].instructions[:3]] == [Address(None, 16), Address(None, 32), Address(None, -4)]
 
 
 def test_address_initialiser_must_name_a_declared_symbol():

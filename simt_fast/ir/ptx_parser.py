@@ -78,6 +78,9 @@ SPECIAL_REGISTERS = frozenset(
     """.split()
 ) | frozenset(f"%envreg{i}" for i in range(32))
 
+#: Largest ``%r<N>`` range accepted (nvcc never comes close; flat register ids are int16).
+MAX_REG_RANGE = 1 << 16
+
 _TYPE_SIZES = {
     "b8": 1, "u8": 1, "s8": 1, "b16": 2, "u16": 2, "s16": 2, "f16": 2, "bf16": 2, "e4m3": 1, "e5m2": 1,
     "b32": 4, "u32": 4, "s32": 4, "f32": 4, "f16x2": 4, "bf16x2": 4, "tf32": 4,
@@ -222,6 +225,8 @@ def _statements(source: str, path: str):
         s = line.strip()
         if not s:
             continue
+        if skip_next_brace and s[0] != "{":
+            skip_next_brace = False  # a .section without a body: nothing to skip
         if skip or skip_next_brace:
             # DWARF sections (-G / -lineinfo): no semantics for us; skip to the matching brace.
             for ch in s:
@@ -234,7 +239,8 @@ def _statements(source: str, path: str):
         col = len(line) - len(line.lstrip()) + 1
         # Fast path: one complete ordinary statement on the line (the vast majority of lines).
         if not pending and s[-1] == ";" and s.count(";") == 1 and "{" not in s and "}" not in s and ":" not in s:
-            yield STMT, s[:-1].rstrip(), lineno, col
+            if len(s) > 1:
+                yield STMT, s[:-1].rstrip(), lineno, col
             continue
         if not pending:
             if s[-1] == ":" and _IDENT.match(s, 0, len(s) - 1):
@@ -324,7 +330,7 @@ _INT = re.compile(r"([+-]?)(0[xX][0-9a-fA-F]+|0[bB][01]+|0[0-7]*|[1-9][0-9]*)[uU
 _FLOAT_HEX = re.compile(r"([+-]?)0([fFdD])([0-9a-fA-F]+)\Z")
 _FLOAT_DEC = re.compile(r"[+-]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][+-]?\d+)?\Z")
 _ADDR = re.compile(
-    r"\s*([A-Za-z_$%][\w$.]*)?\s*(?:([+-])\s*([+-]?(?:0[xX][0-9a-fA-F]+|\d+)))?\s*\Z"
+    r"\s*(?:([A-Za-z_$%][\w$]*)\s*(?:([+-])\s*([+-]?\w+))?|([+-]?\w+))\s*\Z"
 )
 _INSTR = re.compile(r"(?:@(!?)\s*([%\w$]+)\s+)?([A-Za-z][\w.:]*)\s*(.*)\Z", re.S)
 _OPCODE = re.compile(r"[A-Za-z][\w.:]*\Z")
@@ -394,6 +400,17 @@ def _parse_imm(text: str) -> Optional[Imm]:
     return None
 
 
+def _symbols_in(op, out: set):
+    if isinstance(op, Symbol):
+        out.add(op.name)
+    elif isinstance(op, Address):
+        if isinstance(op.base, Symbol):
+            out.add(op.base.name)
+    elif isinstance(op, (Vector, ParamList)):
+        for e in op.elems:
+            _symbols_in(e, out)
+
+
 class _FunctionScope:
     """Name resolution for one function body: its registers, and a cache of decoded operands."""
 
@@ -419,12 +436,34 @@ class _Parser:
         self.calls: list = []  # (callee, func, instruction) checked at the end
         self.opcode_cache: dict = {}
         self.var_lines: dict = {}  # module variable -> (line, col), for late errors
+        self.scopes: list = []  # (Function, _FunctionScope) for the symbol check at the end
 
     # -- errors ----------------------------------------------------------------------------
     def error(self, message: str, line: int, col: int, text: str = ""):
         raise PTXError(message, self.path, line, col, text)
 
     # -- module level ----------------------------------------------------------------------
+    def check_symbols(self, func: Function, scope: _FunctionScope, known: set):
+        """Every name an instruction uses must be declared (variable, parameter, function, prototype)."""
+        names = set(known)
+        names.update(p.name for p in func.params)
+        names.update(p.name for p in func.return_params)
+        names.update(v.name for v in func.local_vars)
+        names.update(func.directives.get("callprototype", {}))
+        used = set()
+        for op in scope.cache.values():
+            _symbols_in(op, used)
+        missing = used - names
+        if not missing:
+            return
+        for ins in func.instructions:  # slow path: find the first use for the message
+            here = set()
+            for op in ins.operands:
+                _symbols_in(op, here)
+            bad = sorted(here & missing)
+            if bad:
+                self.error(f"'{bad[0]}' is not a declared variable, parameter or function", ins.line, ins.column, ins.text)
+
     def parse(self) -> Module:
         stream = _statements(self.source, self.path)
         for kind, text, line, col in stream:
@@ -446,6 +485,8 @@ class _Parser:
         for callee, func, ins in self.calls:
             if callee not in self.declared_funcs:
                 self.error(f"call to undeclared function '{callee}'", ins.line, ins.column, ins.text)
+        for func, scope in self.scopes:
+            self.check_symbols(func, scope, known)
         if not self.version:
             raise PTXError("missing .version directive (is this a PTX file?)", self.path, 1, 1)
         return Module(
@@ -517,6 +558,8 @@ class _Parser:
                 if i + 1 >= len(attrs) or _parse_int(attrs[i + 1]) is None:
                     self.error(".align needs an integer", line, col, text)
                 align = _parse_int(attrs[i + 1])
+                if align <= 0 or align & (align - 1):
+                    self.error(f".align {attrs[i + 1]} is not a positive power of two", line, col, text)
                 i += 1
             elif a == "ptr":
                 ptr_space = "generic"
@@ -626,6 +669,8 @@ class _Parser:
             m = _REG_RANGE.match(item)
             if m:
                 prefix, n = m.group(1), int(m.group(2))
+                if n > MAX_REG_RANGE:
+                    self.error(f"register range '{item}' declares more than {MAX_REG_RANGE} registers", line, col, text)
                 names = tuple(f"{prefix}{i}" for i in range(n))
                 decls.append(RegDecl(vec + dtype, prefix, n, names))
             elif _IDENT.match(item):
@@ -793,6 +838,7 @@ class _Parser:
             elif target not in func.labels:
                 self.error(f"branch to undefined label '{target}'", ins.line, ins.column, ins.text)
         self.functions[name] = func
+        self.scopes.append((func, scope))
 
     # -- instructions ----------------------------------------------------------------------
     def instruction(self, text: str, line: int, col: int, scope: _FunctionScope) -> Instruction:
@@ -886,27 +932,31 @@ class _Parser:
                 self.error(f"unclosed '[' in operand '{t}'", line, col, text)
             inner = t[1:-1]
             m = _ADDR.match(inner)
-            if not m or (m.group(1) is None and m.group(3) is None):
+            if not m:
                 if "," in inner:
                     # texture/surface operands [tex, {coords}] keep their parts as a vector
                     return Vector(tuple(self.operand(p, False, line, col, text, scope) for p in _split_top(inner)))
                 self.error(f"unsupported address expression '{t}'", line, col, text)
-            name, sign, off = m.groups()
+            name, sign, off, absolute = m.groups()
+            if absolute is not None:
+                # [imm]: an absolute address in the instruction's state space
+                value = _parse_int(absolute)
+                if value is None:
+                    self.error(f"address '{t}' is neither a register, a name nor an integer", line, col, text)
+                return Address(None, value)
             offset = 0
             if off is not None:
                 offset = _parse_int(off)
+                if offset is None:
+                    self.error(f"address offset '{off}' in '{t}' is not an integer", line, col, text)
                 if sign == "-":
                     offset = -offset
-            base = None
-            if name is not None:
-                if name in scope.regs:
-                    base = Reg(name)
-                elif name[0] == "%":
-                    self.error(f"register '{name}' is not declared", line, col, text)
-                else:
-                    base = Symbol(name)
-            elif off is not None and sign == "-":
-                pass
+            if name in scope.regs:
+                base = Reg(name)
+            elif name[0] == "%":
+                self.error(f"register '{name}' is not declared", line, col, text)
+            else:
+                base = Symbol(name)
             return Address(base, offset)
         if c == "{":
             if t[-1] != "}":
