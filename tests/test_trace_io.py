@@ -122,6 +122,19 @@ def test_failed_launch_leaves_no_file(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+def test_dropped_writer_leaves_no_file(tmp_path):
+    import gc
+
+    t = tiny_trace()
+    cfg = {k: getattr(t, k) for k in (*CFG_FIELDS, *INSTR_FIELDS, "label", "text")}
+    w = TraceWriter(tmp_path / "t.h5", kernel="k", grid=(1, 1, 1), block=(4, 1, 1), cfg=cfg)
+    w.append([0, 4], [0, 1, 3, 4])
+    assert len(list(tmp_path.iterdir())) == 1  # the temporary file, hidden next to the target
+    del w
+    gc.collect()
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_existing_file_survives_a_failed_rewrite(tmp_path):
     t = tiny_trace()
     t.save(tmp_path / "t.h5")

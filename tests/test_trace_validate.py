@@ -133,6 +133,11 @@ def test_block_id_outside_the_cfg():
     reject(tiny_trace(path=path), r"thread 1 \(CTA 0, thread 1\) step 1 is block 7, outside the CFG's 0\.\.4")
 
 
+def test_negative_block_id():
+    path = np.array([0, 1, 3, 4, 0, -2, 3, 4, 0, 1, 3, 4, 0, 2, 3, 4], np.int32)
+    reject(tiny_trace(path=path), r"thread 1 \(CTA 0, thread 1\) step 1 is block -2, outside the CFG's 0\.\.4")
+
+
 def test_too_short_path():
     path_ptr = np.array([0, 4, 8, 12, 13], np.int64)
     reject(tiny_trace(path_ptr=path_ptr, path=np.array([0, 1, 3, 4, 0, 2, 3, 4, 0, 1, 3, 4, 0], np.uint16)),
@@ -190,6 +195,7 @@ def test_path_checks_span_chunk_boundaries(monkeypatch):
         (dict(path_ptr=np.array([0, 4, 2, 12, 16], np.int64)), r"'path_ptr' decreases at thread 1"),
         (dict(path=np.arange(16, dtype=np.float32)), r"field 'path' has dtype float32, expected an integer type"),
         (dict(grid=(1, 0, 1)), r"header 'grid' must be 3 positive integers"),
+        (dict(block=4), r"header 'block' must be 3 positive integers \(got \(4,\)\)"),
         (dict(kernel=""), r"header 'kernel' must be a non-empty string"),
         (dict(mem_ptr=np.array([0, 1, 1, 1, 3], np.int64), mem_addr=np.array([4, 8], np.uint64)),
          r"'mem_ptr' ends at 3 but there are 2 values"),

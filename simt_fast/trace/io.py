@@ -316,6 +316,15 @@ class TraceWriter:
         except FileNotFoundError:
             pass
 
+    def __del__(self):
+        # A writer dropped without close() (e.g. the emulator raised outside a `with`) must not
+        # leave its temporary file behind.
+        if not getattr(self, "_closed", True):
+            try:
+                self.abort()
+            except Exception:
+                pass
+
     def __enter__(self):
         return self
 

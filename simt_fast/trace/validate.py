@@ -69,8 +69,11 @@ def _check_header(trace: Trace, name: str) -> None:
     if not isinstance(trace.kernel, str) or not trace.kernel:
         raise TraceError(f"{name}: header 'kernel' must be a non-empty string")
     for field in ("grid", "block"):
-        dims = tuple(getattr(trace, field))
-        if len(dims) != 3 or any(int(d) < 1 for d in dims):
+        try:
+            dims = tuple(int(d) for d in getattr(trace, field))
+        except (TypeError, ValueError):
+            dims = (getattr(trace, field),)
+        if len(dims) != 3 or any(d < 1 for d in dims):
             raise TraceError(f"{name}: header '{field}' must be 3 positive integers (got {dims})")
 
 
@@ -230,9 +233,10 @@ def _check_paths(trace: Trace, name: str, n_blocks: int) -> None:
         a = path[lo:hi].astype(np.int64)
         b = path[lo + 1 : hi + 1].astype(np.int64)
         inside = ~thread_starts[lo + 1 : hi + 1]  # a step into a new thread's first block is not an edge
-        if (a >= n_blocks).any() or (b >= n_blocks).any():
-            i = lo + int(np.flatnonzero((a >= n_blocks) | (b >= n_blocks))[0])
-            i += 0 if path[i] >= n_blocks else 1
+        outside = (a < 0) | (a >= n_blocks) | (b < 0) | (b >= n_blocks)
+        if outside.any():
+            i = lo + int(np.flatnonzero(outside)[0])
+            i += 0 if not 0 <= path[i] < n_blocks else 1
             t, s = _thread_at(ptr, i)
             raise TraceError(f"{name}: {_who(trace, t)} step {s} is block {path[i]}, outside the CFG's 0..{exit_block}")
         # DESIGN §3: no thread leaves through the exit and keeps running, and every step is an edge.
