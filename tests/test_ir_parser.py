@@ -327,3 +327,12 @@ def test_address_initialiser_must_name_a_declared_symbol():
         parse_ptx(HEAD + ".global .align 8 .u64 p[2] = {nothere, 0};\n", "u.ptx")
     m = parse_ptx(HEAD + ".global .align 4 .b8 buf[8];\n.global .align 8 .u64 p[1] = {generic(buf)+4};\n")
     assert m.globals[1].init_symbols == ((0, "buf", 4),)
+
+
+def test_initialiser_sizes():
+    g = parse_ptx(HEAD + ".global .u32 x[] = {1, 2, 3};\n.global .u16 y[4] = {7};\n").globals
+    assert (g[0].count, g[0].init) == (3, bytes([1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0]))
+    assert (g[1].count, g[1].init) == (4, bytes([7, 0, 0, 0, 0, 0, 0, 0]))
+    for bad in (".global .u32 x[2] = {1, 2, 3};", ".global .u32 x[0] = {1};"):
+        with pytest.raises(PTXError, match="initialiser of 'x' has more elements than the variable"):
+            parse_ptx(HEAD + bad + "\n")

@@ -596,10 +596,10 @@ class _Parser:
         init_symbols = ()
         if init_text is not None:
             init, init_symbols = self.initializer(init_text, dtype, line, col)
-            if count and len(init) > elem * count:
+            if count == 0 and "[]" in dims.replace(" ", ""):
+                count = len(init) // elem  # x[] = {...}: the initialiser sizes the array
+            if len(init) > elem * count:
                 self.error(f"initialiser of '{name}' has more elements than the variable", line, col, text)
-            if dims and "[]" in dims.replace(" ", "") and count == 0:
-                count = len(init) // elem
             init = init + bytes(elem * count - len(init))  # PTX zero-fills the rest
         kw = dict(name=name, space=space, dtype=dtype, elem_size=elem, count=count, align=align, init=init, linkage=linkage, init_symbols=init_symbols)
         if cls is Param:
