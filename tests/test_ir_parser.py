@@ -194,22 +194,23 @@ def body(*lines):
     "lines, message, line, col, text",
     [
         (["frobnicate.u32 %r1, %r2;"], "unsupported opcode 'frobnicate.u32'", 8, 2, "frobnicate.u32 %r1, %r2"),
-        (["add.u32 %r1, %r9x, 1;"], "register '%r9x' is not declared", 8, 2, "add.u32 %r1, %r9x, 1"),
-        (["mov.u32 %r1, 1;", "bra.uni $L_nowhere;"], "branch to undefined label '$L_nowhere'", 9, 2, "bra.uni $L_nowhere"),
-        (["setp.eq.and.u32 %p1, %r1, 1, !%p0;"], "negated predicate operands", 8, 2, "setp.eq.and.u32"),
-        (["@%q1 bra $X;", "$X:"], "guard predicate '%q1' is not a declared register", 8, 2, "@%q1 bra $X"),
-        (["mov.u32 %r1, [%rd1*4];"], "unsupported address expression", 8, 2, "[%rd1*4]"),
+        (["add.u32 %r1, %r9x, 1;"], "register '%r9x' is not declared", 8, 15, "add.u32 %r1, %r9x, 1"),
+        (["mov.u32 %r1, 1;", "bra.uni $L_nowhere;"], "branch to undefined label '$L_nowhere'", 9, 10, "bra.uni $L_nowhere"),
+        (["setp.eq.and.u32 %p1, %r1, 1, !%p0;"], "negated predicate operands", 8, 31, "setp.eq.and.u32"),
+        (["@%q1 bra $X;", "$X:"], "guard predicate '%q1' is not a declared register", 8, 3, "@%q1 bra $X"),
+        (["mov.u32 %r1, [%rd1*4];"], "unsupported address expression", 8, 15, "[%rd1*4]"),
         ([".reg .b32 %r<4>;", "$A:", "$A:"], "label '$A' is defined twice", 10, 2, "$A:"),
         ([".weird 3;"], "unsupported directive '.weird'", 8, 2, ".weird 3"),
-        (["mov.u32 %r1, %tid.w;"], "special register '%tid.w' has no component", 8, 2, "%tid.w"),
+        (["mov.u32 %r1, %tid.w;"], "special register '%tid.w' has no component", 8, 15, "%tid.w"),
         (["brx.idx %r1, $T;"], "brx.idx target list '$T' is not defined", 8, 2, "brx.idx"),
-        (["mov.u32 %r1, 1;", "ld.global.u32 %r2, [nosuchvar+4];"], "'nosuchvar' is not a declared variable", 9, 2, "[nosuchvar+4]"),
-        (["ld.global.u32 %r2, [%r1+09];"], "address offset '09'", 8, 2, "[%r1+09]"),
+        (["mov.u32 %r1, 1;", "ld.global.u32 %r2, [nosuchvar+4];"], "'nosuchvar' is not a declared variable", 9, 22, "[nosuchvar+4]"),
+        (["ld.global.u32 %r2, [%r1+09];"], "address offset '09'", 8, 21, "[%r1+09]"),
         ([".reg .b32 %big<100000>;"], "declares more than 65536 registers", 8, 2, "%big<100000>"),
         ([".shared .align 3 .b8 s[4];"], ".align 3 is not a positive power of two", 8, 2, ".align 3"),
     ],
 )
 def test_errors_name_file_line_column_and_text(lines, message, line, col, text):
+    """The column points at the offending token when there is one, else at the statement."""
     with pytest.raises(PTXError) as info:
         parse_ptx(body(*lines), "bad.ptx")
     e = info.value

@@ -437,9 +437,18 @@ class _Parser:
         self.opcode_cache: dict = {}
         self.var_lines: dict = {}  # module variable -> (line, col), for late errors
         self.scopes: list = []  # (Function, _FunctionScope) for the symbol check at the end
+        self._lines = None  # source lines, split lazily for error columns
 
     # -- errors ----------------------------------------------------------------------------
-    def error(self, message: str, line: int, col: int, text: str = ""):
+    def error(self, message: str, line: int, col: int, text: str = "", token: str = ""):
+        """Raise PTXError; with ``token``, point the column at it when it is on the statement's line."""
+        if token and line > 0:
+            if self._lines is None:
+                self._lines = self.source.splitlines()
+            if line <= len(self._lines):
+                at = self._lines[line - 1].find(token, max(col - 1, 0))
+                if at >= 0:
+                    col = at + 1
         raise PTXError(message, self.path, line, col, text)
 
     # -- module level ----------------------------------------------------------------------
@@ -462,7 +471,7 @@ class _Parser:
                 _symbols_in(op, here)
             bad = sorted(here & missing)
             if bad:
-                self.error(f"'{bad[0]}' is not a declared variable, parameter or function", ins.line, ins.column, ins.text)
+                self.error(f"'{bad[0]}' is not a declared variable, parameter or function", ins.line, ins.column, ins.text, bad[0])
 
     def parse(self) -> Module:
         stream = _statements(self.source, self.path)
@@ -484,7 +493,7 @@ class _Parser:
                     raise PTXError(f"initialiser of '{g.name}' takes the address of undeclared '{sym}'", self.path, *self.var_lines.get(g.name, (0, 0)))
         for callee, func, ins in self.calls:
             if callee not in self.declared_funcs:
-                self.error(f"call to undeclared function '{callee}'", ins.line, ins.column, ins.text)
+                self.error(f"call to undeclared function '{callee}'", ins.line, ins.column, ins.text, callee)
         for func, scope in self.scopes:
             self.check_symbols(func, scope, known)
         if not self.version:
@@ -836,7 +845,7 @@ class _Parser:
                     if t not in func.labels:
                         self.error(f"jump table '{target}' names undefined label '{t}'", ins.line, ins.column, ins.text)
             elif target not in func.labels:
-                self.error(f"branch to undefined label '{target}'", ins.line, ins.column, ins.text)
+                self.error(f"branch to undefined label '{target}'", ins.line, ins.column, ins.text, target)
         self.functions[name] = func
         self.scopes.append((func, scope))
 
@@ -853,7 +862,7 @@ class _Parser:
             negs, guard, opcode, rest = m.groups()
             neg = bool(negs)
             if guard not in scope.regs:
-                self.error(f"guard predicate '{guard}' is not a declared register", line, col, text)
+                self.error(f"guard predicate '{guard}' is not a declared register", line, col, text, guard)
             pred = Reg(guard)
         else:
             parts = text.split(None, 1)
@@ -866,7 +875,7 @@ class _Parser:
             pieces = opcode.split(".")
             base = pieces[0]
             if base not in KNOWN_OPCODES:
-                self.error(f"unsupported opcode '{opcode}'", line, col, text)
+                self.error(f"unsupported opcode '{opcode}'", line, col, text, opcode)
             mods = tuple(pieces[1:])
             if any(not p for p in mods):
                 self.error(f"malformed opcode '{opcode}'", line, col, text)
@@ -915,9 +924,9 @@ class _Parser:
                 base, _, comp = t.partition(".")
                 if base in SPECIAL_REGISTERS:
                     if comp and comp not in ("x", "y", "z"):
-                        self.error(f"special register '{t}' has no component '.{comp}'", line, col, text)
+                        self.error(f"special register '{t}' has no component '.{comp}'", line, col, text, t)
                     return SpecialReg(base, comp or None)
-                self.error(f"register '{t}' is not declared", line, col, text)
+                self.error(f"register '{t}' is not declared", line, col, text, t)
             if t == "_":
                 return None
             if _IDENT.match(t):
@@ -926,7 +935,7 @@ class _Parser:
                 imm = _parse_imm(t)
                 if imm is not None:
                     return imm
-            self.error(f"cannot parse operand '{t}'", line, col, text)
+            self.error(f"cannot parse operand '{t}'", line, col, text, t)
         if c == "[":
             if t[-1] != "]":
                 self.error(f"unclosed '[' in operand '{t}'", line, col, text)
@@ -936,25 +945,25 @@ class _Parser:
                 if "," in inner:
                     # texture/surface operands [tex, {coords}] keep their parts as a vector
                     return Vector(tuple(self.operand(p, False, line, col, text, scope) for p in _split_top(inner)))
-                self.error(f"unsupported address expression '{t}'", line, col, text)
+                self.error(f"unsupported address expression '{t}'", line, col, text, t)
             name, sign, off, absolute = m.groups()
             if absolute is not None:
                 # [imm]: an absolute address in the instruction's state space
                 value = _parse_int(absolute)
                 if value is None:
-                    self.error(f"address '{t}' is neither a register, a name nor an integer", line, col, text)
+                    self.error(f"address '{t}' is neither a register, a name nor an integer", line, col, text, t)
                 return Address(None, value)
             offset = 0
             if off is not None:
                 offset = _parse_int(off)
                 if offset is None:
-                    self.error(f"address offset '{off}' in '{t}' is not an integer", line, col, text)
+                    self.error(f"address offset '{off}' in '{t}' is not an integer", line, col, text, t)
                 if sign == "-":
                     offset = -offset
             if name in scope.regs:
                 base = Reg(name)
             elif name[0] == "%":
-                self.error(f"register '{name}' is not declared", line, col, text)
+                self.error(f"register '{name}' is not declared", line, col, text, name)
             else:
                 base = Symbol(name)
             return Address(base, offset)
@@ -967,11 +976,11 @@ class _Parser:
                 self.error(f"unclosed '(' in operand '{t}'", line, col, text)
             return ParamList(tuple(self.operand(p, False, line, col, text, scope) for p in _split_top(t[1:-1]) if p))
         if c == "!":
-            self.error("negated predicate operands ('!%p' outside a guard) are not supported", line, col, text)
+            self.error("negated predicate operands ('!%p' outside a guard) are not supported", line, col, text, "!")
         imm = _parse_imm(t)
         if imm is not None:
             return imm
-        self.error(f"cannot parse operand '{t}'", line, col, text)
+        self.error(f"cannot parse operand '{t}'", line, col, text, t)
 
 
 # ---------------------------------------------------------------------------------------------
