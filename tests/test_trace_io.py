@@ -6,7 +6,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from simt_fast.trace import SCHEMA, Trace, TraceError, TraceWriter, synthetic
-from simt_fast.trace.io import CFG_FIELDS, INSTR_FIELDS, path_dtype, read_header
+from simt_fast.trace.io import CFG_FIELDS, INSTR_FIELDS, file_digest, path_dtype, read_header
 from simt_fast.trace.synthetic import traces
 
 from trace_helpers import tiny_trace
@@ -178,6 +178,16 @@ def test_digest_is_content_only(tmp_path):
     assert tiny_trace(grid=(4, 1, 1), block=(1, 1, 1)).digest() != t.digest()
 
 
+def test_stored_digest_matches_content(tmp_path):
+    t = synthetic(20, 64, 3, with_mem=True)
+    t.save(tmp_path / "s.h5")
+    assert read_header(tmp_path / "s.h5")["digest"] == t.digest() == file_digest(tmp_path / "s.h5")
+    assert "digest" not in Trace.load(tmp_path / "s.h5").attrs  # a header attribute, not free-form
+    with h5py.File(tmp_path / "s.h5", "a") as f:  # a foreign writer without the attribute
+        del f.attrs["digest"]
+    assert file_digest(tmp_path / "s.h5") == t.digest()
+
+
 def test_read_header_without_paths(tmp_path):
     tiny_trace().save(tmp_path / "t.h5")
     h = read_header(tmp_path / "t.h5")
@@ -199,4 +209,5 @@ def test_committed_v1_file_stays_readable():
     validate(p)
     assert_same(t, tiny_trace())
     assert t.attrs == {"workload": "ifelse"}
-    assert t.digest() == "36367588dd49b48f1dc8229c66865e69f246c619c2f94f1a22d5fe39170036d8"
+    assert file_digest(p) == read_header(p)["digest"] == t.digest()
+    assert t.digest() == "fe5cde89487c1c7267f931336fcd3f61b0ce7ae47d680cf342a50c3a546fa2a5"

@@ -85,6 +85,16 @@ def test_other_schema_family_is_refused(tmp_path):
     reject(p, r"has schema 'simt-fast/results/1', which is not a simt-fast trace schema")
 
 
+def test_file_edited_after_writing(tmp_path):
+    p = tmp_path / "t.h5"
+    tiny_trace().save(p)
+    with h5py.File(p, "a") as f:  # thread 1 now takes the other (still valid) side of the branch
+        f["threads/path"][5] = 1
+    reject(p, r"t\.h5: the stored digest [0-9a-f]{12} does not match the content's [0-9a-f]{12}, "
+              r"so the file was modified after it was written")
+    validate(Trace.load(p))  # the content itself is a valid trace
+
+
 def test_missing_dataset_is_named(tmp_path):
     p = tmp_path / "t.h5"
     tiny_trace().save(p)

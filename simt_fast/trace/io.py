@@ -32,7 +32,7 @@ import numpy as np
 from .model import SCHEMA, SCHEMA_MAJOR, Trace, TraceError
 
 # Root attributes the format owns; anything else on the root is a free-form Trace.attrs entry.
-HEADER_ATTRS = ("schema", "kernel", "grid", "block", "source_sha256", "simt_fast_version", "created")
+HEADER_ATTRS = ("schema", "kernel", "grid", "block", "source_sha256", "simt_fast_version", "created", "digest")
 
 # (group, dataset) -> canonical dtype on disk and in a loaded Trace.
 CFG_FIELDS = {
@@ -166,6 +166,16 @@ class TraceWriter:
         self.path_dtype = path_dtype(n_blocks)
         labels = [str(s) for s in cfg["label"]]
         texts = [str(s) for s in cfg["text"]]
+        # The content digest is computed while streaming and stored at close (sweeps read it
+        # without touching the paths).
+        self._hash = _ContentHash(self.kernel, self.grid, self.block, str(source_sha256 or ""))
+        for k in (*CFG_FIELDS, *INSTR_FIELDS):
+            self._hash.array(k, arrays[k])
+        self._hash.strings("label", labels)
+        self._hash.strings("text", texts)
+        self._hash.array("path_ptr", np.zeros(1, np.int64))
+        if with_mem:
+            self._hash.array("mem_ptr", np.zeros(1, np.int64))
 
         self.n_threads = 0
         self.n_steps = 0
@@ -241,9 +251,7 @@ class TraceWriter:
             raise TraceError(
                 f"TraceWriter.append: block ids must lie in 0..{self.n_blocks - 1} (got {path.min()}..{path.max()})"
             )
-        self._stage(self._ptr, ptr[1:] + self.n_steps)
-        self._stage(self._path, path.astype(self.path_dtype))
-        self.n_steps += len(path)
+        # Check the whole batch before touching any state, so a refused batch changes nothing.
         if self.with_mem:
             if mem_ptr is None or mem_addr is None:
                 raise TraceError("TraceWriter.append: this writer records /mem, so mem_ptr and mem_addr are required")
@@ -251,11 +259,21 @@ class TraceWriter:
             mptr = self._local_csr("mem", mem_ptr, mem_addr)
             if len(mptr) - 1 != k:
                 raise TraceError(f"TraceWriter.append: mem_ptr covers {len(mptr) - 1} threads but path_ptr covers {k}")
-            self._stage(self._mem_ptr, mptr[1:] + self.n_mem)
-            self._stage(self._mem_addr, mem_addr.copy())
-            self.n_mem += len(mem_addr)
         elif mem_ptr is not None or mem_addr is not None:
             raise TraceError("TraceWriter.append: got memory addresses but the writer was opened with with_mem=False")
+        global_ptr = ptr[1:] + self.n_steps
+        self._stage(self._ptr, global_ptr)
+        self._stage(self._path, path.astype(self.path_dtype))  # a copy: callers may reuse their buffers
+        self._hash.array("path_ptr", global_ptr)
+        self._hash.array("path", path)
+        self.n_steps += len(path)
+        if self.with_mem:
+            global_mptr = mptr[1:] + self.n_mem
+            self._stage(self._mem_ptr, global_mptr)
+            self._stage(self._mem_addr, mem_addr.copy())
+            self._hash.array("mem_ptr", global_mptr)
+            self._hash.array("mem_addr", mem_addr)
+            self.n_mem += len(mem_addr)
         self.n_threads += k
         if self._staged_items >= FLUSH_ITEMS:
             self.flush()
@@ -294,6 +312,8 @@ class TraceWriter:
             )
         try:
             self.flush()
+            self.digest = self._hash.hexdigest()
+            self._h5.attrs["digest"] = self.digest
             self._h5.close()
             os.replace(self._tmp, self.path)
         except BaseException:
@@ -521,37 +541,65 @@ def read_header(path) -> dict:
 # ---------------------------------------------------------------------------------------------
 
 
-def digest(trace: Trace) -> str:
-    """Stable sha256 of what a simulation sees: header identity + every array in canonical form.
+class _ContentHash:
+    """The trace digest, computable in one go or while streaming (one sha256 per part).
 
-    Independent of the file it came from, its creation time and the simt-fast version; the path
-    is hashed as uint32 so a uint16 file and its in-memory uint32 copy agree.
+    digest = sha256(schema, kernel, grid, block, source_sha256, then ``name=sha256(part)`` for
+    every part in PARTS order). Arrays are hashed in canonical little-endian dtypes (the path as
+    uint32, so a uint16 file and its in-memory uint32 copy agree); strings length-prefixed UTF-8.
     """
-    h = hashlib.sha256()
 
-    def put(tag: str, arr: np.ndarray):
-        arr = np.ascontiguousarray(arr)
-        h.update(f"{tag}:{arr.dtype.str}:{arr.shape};".encode())
-        h.update(arr.tobytes())
+    CANONICAL = {**{k: np.dtype(v).newbyteorder("<") for k, v in {**CFG_FIELDS, **INSTR_FIELDS}.items()},
+                 "path_ptr": np.dtype("<i8"), "path": np.dtype("<u4"),
+                 "mem_ptr": np.dtype("<i8"), "mem_addr": np.dtype("<u8")}
+    PARTS = (*CFG_FIELDS, *INSTR_FIELDS, "label", "text", "path_ptr", "path", "mem_ptr", "mem_addr")
 
-    def put_strings(tag: str, items):
-        h.update(f"{tag}:{len(items)};".encode())
-        for s in items:
-            b = str(s).encode()
+    def __init__(self, kernel: str, grid, block, source_sha256: str):
+        self.header = (f"{SCHEMA};kernel={kernel};grid={tuple(int(v) for v in grid)};"
+                       f"block={tuple(int(v) for v in block)};source={source_sha256};")
+        self.parts: dict = {}
+
+    def array(self, name: str, values) -> None:
+        arr = np.ascontiguousarray(np.asarray(values).astype(self.CANONICAL[name], copy=False))
+        self.parts.setdefault(name, hashlib.sha256()).update(arr.tobytes())
+
+    def strings(self, name: str, items) -> None:
+        h = self.parts.setdefault(name, hashlib.sha256())
+        for item in items:
+            b = str(item).encode()
             h.update(len(b).to_bytes(8, "little"))
             h.update(b)
 
-    h.update(f"{SCHEMA};kernel={trace.kernel};grid={tuple(trace.grid)};block={tuple(trace.block)};"
-             f"source={trace.source_sha256};".encode())
-    for k, dt in CFG_FIELDS.items():
-        put(k, np.asarray(getattr(trace, k)).astype(np.dtype(dt).newbyteorder("<")))
-    for k, dt in INSTR_FIELDS.items():
-        put(k, np.asarray(getattr(trace, k)).astype(np.dtype(dt).newbyteorder("<")))
-    put_strings("label", trace.label)
-    put_strings("text", trace.text)
-    put("path_ptr", np.asarray(trace.path_ptr).astype("<i8"))
-    put("path", np.asarray(trace.path).astype("<u4"))
+    def hexdigest(self) -> str:
+        top = hashlib.sha256(self.header.encode())
+        for name in self.PARTS:
+            if name in self.parts:
+                top.update(f"{name}={self.parts[name].hexdigest()};".encode())
+        return top.hexdigest()
+
+
+def digest(trace: Trace) -> str:
+    """Stable sha256 of what a simulation sees: header identity + every array in canonical form.
+
+    Independent of the file it came from, its creation time, compression, the simt-fast version
+    and the free-form attrs. Files written by :class:`TraceWriter` store it as the root attribute
+    ``digest`` (see :func:`file_digest`).
+    """
+    h = _ContentHash(trace.kernel, trace.grid, trace.block, trace.source_sha256)
+    for k in (*CFG_FIELDS, *INSTR_FIELDS):
+        h.array(k, getattr(trace, k))
+    h.strings("label", trace.label)
+    h.strings("text", trace.text)
+    h.array("path_ptr", trace.path_ptr)
+    h.array("path", trace.path)
     if trace.mem_ptr is not None:
-        put("mem_ptr", np.asarray(trace.mem_ptr).astype("<i8"))
-        put("mem_addr", np.asarray(trace.mem_addr).astype("<u8"))
+        h.array("mem_ptr", trace.mem_ptr)
+        h.array("mem_addr", trace.mem_addr)
     return h.hexdigest()
+
+
+def file_digest(path) -> str:
+    """A trace file's digest without reading its paths when the writer stored it (else computed)."""
+    header = read_header(path)
+    stored = header.get("digest")
+    return str(stored) if stored else load(path).digest()

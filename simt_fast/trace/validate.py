@@ -29,13 +29,24 @@ def validate(trace_or_path: Union[Trace, str, Path], *, name: str | None = None)
     else:
         from .io import load
 
+        from .io import read_header
+
         name = name or str(trace_or_path)
         trace = load(trace_or_path)
+        stored_digest = read_header(trace_or_path).get("digest")
     _check_header(trace, name)
     n_blocks = _check_cfg(trace, name)
     _check_instrs(trace, name, n_blocks)
     _check_paths(trace, name, n_blocks)
     _check_mem(trace, name)
+    if not isinstance(trace_or_path, Trace) and stored_digest:
+        # Sweeps trust the stored digest to identify the trace; a file edited after writing breaks that.
+        actual = trace.digest()
+        if str(stored_digest) != actual:
+            raise TraceError(
+                f"{name}: the stored digest {str(stored_digest)[:12]} does not match the content's "
+                f"{actual[:12]}, so the file was modified after it was written"
+            )
 
 
 # ---------------------------------------------------------------------------------------------
