@@ -143,6 +143,7 @@ def test_operands(module):
     assert by_op["st.global.v2.f32"].operands[1] == Vector((Reg("%f1"), None))
     call = by_op["call.uni"]
     assert call.operands == (ParamList((Symbol("retval0"),)), Symbol("helper"), ParamList((Symbol("param0"),)))
+    assert call.text == "call.uni (retval0), helper, ( param0 )"  # a multi-line statement reads as one line
     bra = by_op["bra"]
     assert bra.pred == Reg("%p1") and bra.pred_negated and bra.operands == (Label("$L__BB0_2"),)
     assert bra.text.startswith("@!%p1 bra") and bra.line > 0 and bra.column == 2
@@ -207,6 +208,8 @@ def body(*lines):
         (["ld.global.u32 %r2, [%r1+09];"], "address offset '09'", 8, 21, "[%r1+09]"),
         ([".reg .b32 %big<100000>;"], "declares more than 65536 registers", 8, 2, "%big<100000>"),
         ([".shared .align 3 .b8 s[4];"], ".align 3 is not a positive power of two", 8, 2, ".align 3"),
+        (["add.u32 %r1, %r2;"], "'add.u32' takes 3 operands, not 2", 8, 2, "add.u32 %r1, %r2"),
+        (["fma.rn.f32 %r1, %r2, %r3;"], "'fma.rn.f32' takes 4 operands, not 3", 8, 2, "fma.rn.f32"),
     ],
 )
 def test_errors_name_file_line_column_and_text(lines, message, line, col, text):

@@ -104,6 +104,14 @@ _NO_DST = frozenset(
     "wgmma tcgen05 multimem".split()
 )
 
+# Operand counts of common opcodes (PTX ISA), so a dropped operand is reported by the parser
+# rather than misread later. Opcodes with many optional forms (atom, vote, shfl, tex...) are not listed.
+_ARITY = {b: {3} for b in "add sub mul div rem and or xor shl shr copysign mul24 addc subc bmsk szext".split()}
+_ARITY.update({b: {4} for b in "mad fma selp slct bfe prmt shf mad24 sad madc fns".split()})
+_ARITY.update({b: {2} for b in "mov cvt cvta neg not abs popc clz brev sqrt rcp rsqrt sin cos ex2 lg2 tanh cnot testp bfind".split()})
+_ARITY.update({"setp": {3, 4}, "ld": {2, 3}, "ldu": {2, 3}, "st": {2, 3}, "min": {3, 4}, "max": {3, 4},
+               "bfi": {5}, "lop3": {5, 6}, "bra": {1}, "ret": {0}, "exit": {0}, "trap": {0}})
+
 _SFU_OPS = frozenset("sin cos ex2 lg2 rsqrt sqrt rcp tanh".split())
 _MEM_OPS = frozenset("ld ldu st atom red prefetch prefetchu cp ldmatrix stmatrix".split())
 _TEX_OPS = frozenset("tex tld4 suld sust sured suq txq".split())
@@ -271,6 +279,8 @@ def _statements(source: str, path: str):
                 if inner:
                     raise PTXError("unbalanced '{' before ';'", path, p_line, p_col, "".join(pending) + seg)
                 text = ("".join(pending) + seg).strip()
+                if pending:
+                    text = " ".join(text.split())  # a statement over several lines reads as one
                 pending = []
                 pos = m.end()
                 if text:
@@ -908,6 +918,10 @@ class _Parser:
             operands = tuple(ops)
             if base == "brx" and isinstance(operands[0], Label):
                 self.error("brx.idx index must be a register", line, col, text)
+        allowed = _ARITY.get(base)
+        if allowed is not None and len(operands) not in allowed:
+            want = " or ".join(str(a) for a in sorted(allowed))
+            self.error(f"'{opcode}' takes {want} operands, not {len(operands)}", line, col, text)
         return Instruction(opcode, base, mods, operands, pred, neg, line, col, text, cls)
 
     def operand(self, t: str, label_ctx: bool, line: int, col: int, text: str, scope: _FunctionScope):
