@@ -534,7 +534,14 @@ class _Parser:
                 self.error(".address_size must be 32 or 64", line, col, text)
             self.address_size = v
             return
-        if text.startswith((".file", ".loc", ".pragma", ".alias")):
+        if text.startswith(".alias"):
+            # .alias fAlias, fDefinition; -- calls may use either name
+            names = [t.strip() for t in text[len(".alias") :].split(",")]
+            if len(names) != 2 or not all(_IDENT.match(t) for t in names):
+                self.error("malformed .alias directive (expected '.alias alias, function')", line, col, text)
+            self.declared_funcs.add(names[0])
+            return
+        if text.startswith((".file", ".loc", ".pragma")):
             return
         if _HEADER_START.match(text):
             # a prototype (declaration without body)
