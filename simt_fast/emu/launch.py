@@ -1,0 +1,448 @@
+"""``simt_fast.emu.launch``: run a PTX kernel on numpy buffers and record every thread's block path.
+
+Plain Python around the numba interpreter (:mod:`simt_fast.emu.machine`): argument checking,
+memory layout, CTA batching, fault messages and trace writing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Optional
+
+import numpy as np
+
+from ..ir.cfg import build_cfg
+from ..ir.flat import flatten
+from ..ir.inline import inline_calls
+from ..ir.model import Function, Module, PTXError
+from ..trace.io import TraceWriter, path_dtype
+from ..trace.model import Trace
+from . import decode as D
+from . import machine as M
+
+__all__ = ["launch", "Launch", "EmuError", "load_kernel", "Kernel"]
+
+DEFAULT_MAX_INSTS = 10**11
+BATCH_THREADS = 1 << 16  # threads per CTA batch: bounds event buffers and trace batches
+MAX_CTA_THREADS = 1024
+
+
+class EmuError(RuntimeError):
+    """A launch that cannot run or that faulted; ``str(err)`` is one sentence naming the cause."""
+
+
+@dataclass
+class Kernel:
+    """A kernel ready to run: the inlined function, its CFG arrays and its decoded program."""
+
+    module: Module
+    func: Function  # the inlined kernel
+    flat: dict
+    program: D.Program
+    source_sha256: str
+    is_leader: np.ndarray
+    block_of: np.ndarray
+    blk_mem: np.ndarray
+
+    @property
+    def name(self) -> str:
+        return self.func.name
+
+
+@dataclass
+class Launch:
+    """The result of :func:`launch`."""
+
+    kernel: str
+    grid: tuple
+    block: tuple
+    thread_insts: int  # dynamic thread instructions (every instruction on every thread's path)
+    trace_path: Optional[Path] = None
+    _trace: Optional[Trace] = field(default=None, repr=False)
+
+    @property
+    def trace(self) -> Optional[Trace]:
+        """The launch's :class:`Trace` (read back from ``trace_path`` if it was streamed to a file)."""
+        if self._trace is None and self.trace_path is not None:
+            self._trace = Trace.load(self.trace_path)
+        return self._trace
+
+
+def _read_source(ptx):
+    if isinstance(ptx, Module):
+        return ptx, ptx.source or ""
+    from ..ir import parse_ptx
+
+    if isinstance(ptx, os.PathLike) or (isinstance(ptx, str) and "\n" not in ptx and ptx.endswith(".ptx")):
+        text = Path(ptx).read_text(encoding="utf-8", errors="replace") if Path(ptx).is_file() else None
+        if text is None:
+            raise FileNotFoundError(f"PTX file not found: {ptx}")
+        return parse_ptx(text, path=str(ptx)), text
+    return parse_ptx(ptx), ptx
+
+
+def load_kernel(ptx, kernel=None) -> Kernel:
+    """Parse (if needed), inline and decode ``kernel`` of ``ptx``; PTXError on anything unsupported."""
+    module, text = _read_source(ptx)
+    func = kernel if isinstance(kernel, Function) else module.find_kernel(kernel)
+    inlined = inline_calls(module, func)
+    cfg = build_cfg(inlined)
+    flat = flatten(inlined, cfg)
+    program = D.decode(module, inlined)
+    n = program.n_instrs
+    is_leader = np.zeros(n + 1, np.uint8)
+    block_of = np.empty(n + 1, np.int32)
+    block_of[:n] = cfg.block_of_instr
+    block_of[n] = cfg.exit
+    for b in cfg.blocks:
+        if b.end > b.start:
+            is_leader[b.start] = 1
+    is_leader[n] = 1
+    n_blocks = cfg.n_blocks
+    blk_mem = np.zeros(n_blocks, np.int32)
+    for b in cfg.blocks:
+        blk_mem[b.id] = int(program.mem_per_instr[b.start : b.end].sum())
+    sha = hashlib.sha256(text.encode()).hexdigest() if text else ""
+    return Kernel(module, inlined, flat, program, sha, is_leader, block_of, blk_mem)
+
+
+def _dim3(name: str, v) -> tuple:
+    if isinstance(v, (int, np.integer)):
+        t = (int(v),)
+    else:
+        try:
+            t = tuple(int(x) for x in v)
+        except TypeError:
+            raise EmuError(f"{name} must be an int or a tuple of 1-3 ints, got {v!r}") from None
+    if not 1 <= len(t) <= 3:
+        raise EmuError(f"{name} must have 1 to 3 dimensions, got {v!r}")
+    if any(x < 1 for x in t):
+        raise EmuError(f"every {name} dimension must be >= 1, got {v!r}")
+    return (t + (1, 1, 1))[:3]
+
+
+_SCALAR_DTYPES = {
+    (1, D.KIND_U): ("uint8", "int8"), (1, D.KIND_S): ("int8", "uint8"),
+    (2, D.KIND_U): ("uint16", "int16"), (2, D.KIND_S): ("int16", "uint16"),
+    (4, D.KIND_U): ("uint32", "int32"), (4, D.KIND_S): ("int32", "uint32"), (4, D.KIND_F): ("float32",),
+    (8, D.KIND_U): ("uint64", "int64"), (8, D.KIND_S): ("int64", "uint64"), (8, D.KIND_F): ("float64",),
+}
+
+
+def _param_type(p) -> str:
+    return f".{p.dtype}" + (f"[{p.count}]" if p.count != 1 else "")
+
+
+def _check_args(func: Function, args) -> None:
+    """Every argument against its .param, before anything runs (one sentence per problem)."""
+    params = func.params
+    if len(args) != len(params):
+        raise EmuError(
+            f"kernel '{func.name}' takes {len(params)} parameter(s) ({', '.join(_param_type(p) for p in params)}) "
+            f"but {len(args)} argument(s) were given"
+        )
+    for k, (p, a) in enumerate(zip(params, args)):
+        where = f"argument {k} ({p.name}, {_param_type(p)})"
+        if isinstance(a, np.ndarray):
+            if p.count != 1 or p.elem_size != 8 or p.dtype.startswith("f"):
+                raise EmuError(f"{where} is a by-value parameter but a numpy array was given (arrays are device buffers, passed to 64-bit pointer parameters)")
+            if not a.flags.c_contiguous:
+                raise EmuError(f"{where}: the array must be C-contiguous (use np.ascontiguousarray)")
+            if not a.flags.writeable:
+                raise EmuError(f"{where}: the array must be writeable (results are copied back into it)")
+            continue
+        if isinstance(a, (bytes, bytearray)):
+            if len(a) != p.size:
+                raise EmuError(f"{where} is {p.size} bytes but {len(a)} bytes were given")
+            continue
+        if isinstance(a, np.generic):
+            ty = D.TYPES.get(p.dtype)
+            if ty is None or p.count != 1:
+                raise EmuError(f"{where} cannot take a numpy scalar (pass {p.size} raw bytes)")
+            ok = _SCALAR_DTYPES.get((D.tsize(ty), D.tkind(ty)), ())
+            if a.dtype.name not in ok:
+                raise EmuError(f"{where} needs a numpy scalar of dtype {' or '.join(ok)}, got {a.dtype.name}")
+            continue
+        raise EmuError(
+            f"{where}: got a {type(a).__name__}; pass a numpy array (device buffer) or a numpy scalar "
+            f"of the parameter's type (e.g. np.int32(5))"
+        )
+
+
+def _fault_message(kern: Kernel, ctl: np.ndarray, grid: tuple, block: tuple) -> str:
+    code = int(ctl[M.F_CODE])
+    pc = int(ctl[M.F_PC])
+    ins = kern.func.instructions[pc] if 0 <= pc < len(kern.func.instructions) else None
+    where = f"{kern.func.path}:{ins.line}" if ins is not None else kern.func.path
+    text = f" (`{ins.text.strip()}`)" if ins is not None else ""
+    cta = int(ctl[M.F_CTA])
+    gx, gy = grid[0], grid[1]
+    cta3 = (cta % gx, (cta // gx) % gy, cta // (gx * gy))
+
+    def tid(t):
+        t = int(t)
+        return (t % block[0], (t // block[0]) % block[1], t // (block[0] * block[1]))
+
+    who = f"thread {tid(ctl[M.F_THREAD])} of CTA {cta3}"
+    addr = int(ctl[M.F_ADDR]) & 0xFFFFFFFFFFFFFFFF
+    if code == M.F_OOB:
+        return f"{where}: {who} accessed {int(ctl[M.F_AUX])} byte(s) at address {addr:#x}, outside every buffer of its state space{text}"
+    if code == M.F_MISALIGNED:
+        return f"{where}: {who} accessed {int(ctl[M.F_AUX])} byte(s) at misaligned address {addr:#x}{text}"
+    if code == M.F_BARRIER:
+        return (
+            f"{where}: barrier deadlock in CTA {cta3}: thread {tid(ctl[M.F_THREAD])} waits at this barrier but "
+            f"{addr} thread(s) of the CTA (e.g. thread {tid(ctl[M.F_AUX])}) exited without reaching it{text}"
+        )
+    if code == M.F_LIMIT:
+        return f"{where}: the launch exceeded max_insts={int(ctl[M.MAX_INSTS])} thread instructions (an endless loop?) in CTA {cta3}{text}"
+    if code == M.F_TRAP:
+        return f"{where}: {who} executed trap{text}"
+    if code == M.F_WARPSYNC:
+        if int(ctl[M.F_AUX]) < 0:
+            return f"{where}: {who} executes a warp-synchronous instruction whose membermask {addr:#010x} does not include its own lane{text}"
+        return (
+            f"{where}: {who} executes a warp-synchronous instruction with membermask {addr:#010x}, but thread "
+            f"{tid(ctl[M.F_AUX])} named in it is not executing it at the same time{text}"
+        )
+    if code == M.F_BRX:
+        return f"{where}: {who} used index {addr} into a brx.idx jump table of {int(ctl[M.F_AUX])} labels{text}"
+    if code == M.F_CONST_WRITE:
+        return f"{where}: {who} stored to constant memory at {addr:#x}{text}"
+    return f"{where}: {who} faulted (code {code}){text}"
+
+
+class _Memory:
+    """The flat byte memory: [global arena | const | param | shared (one CTA) | local (one CTA)]."""
+
+    def __init__(self, kern: Kernel, args, T: int, shared_bytes: int):
+        lay = kern.program.layout
+        func = kern.func
+        buffers = []  # (address, size, init bytes or array)
+        top = D.GLOBAL_BASE
+        for name, addr, size, init in lay.global_vars:
+            buffers.append((addr, size, init))
+            top = max(top, addr + size + 256)
+        arg_addr = {}
+        for k, a in enumerate(args):
+            if isinstance(a, np.ndarray):
+                top = (top + 255) // 256 * 256
+                arg_addr[k] = top
+                buffers.append((top, a.nbytes, a))
+                top += a.nbytes + 256  # a gap after every buffer: an overrun faults
+        garena = top - D.GLOBAL_BASE
+        self.const_off = _round8(garena)
+        self.param_off = _round8(self.const_off + lay.const_size)
+        self.shared_off = _round8(self.param_off + lay.param_size)
+        shared_size = lay.shared_static + int(shared_bytes)
+        self.local_off = _round8(self.shared_off + shared_size)
+        self.local_size = lay.local_size
+        total = _round8(self.local_off + T * lay.local_size) + 8
+        self.mem = np.zeros(total, np.uint8)
+        mem = self.mem
+        self.gbuf_lo = np.array([b[0] for b in buffers], np.uint64)
+        self.gbuf_hi = np.array([b[0] + b[1] for b in buffers], np.uint64)
+        self.gbuf_off = np.array([b[0] - D.GLOBAL_BASE for b in buffers], np.int64)
+        for addr, size, init in buffers:
+            o = addr - D.GLOBAL_BASE
+            if isinstance(init, np.ndarray):
+                mem[o : o + size] = init.reshape(-1).view(np.uint8)
+            elif init:
+                mem[o : o + len(init[:size])] = np.frombuffer(init[:size], np.uint8)
+        mem[self.const_off : self.const_off + len(lay.const_init)] = np.frombuffer(lay.const_init, np.uint8)
+        # kernel parameters: pointers become buffer addresses, scalars their bytes
+        pbytes = bytearray(lay.param_size)
+        for k, (p, a) in enumerate(zip(func.params, args)):
+            _, off = lay.symbols[p.name]
+            if isinstance(a, np.ndarray):
+                raw = int(arg_addr[k]).to_bytes(8, "little")
+            elif isinstance(a, (bytes, bytearray)):
+                raw = bytes(a)
+            else:
+                raw = a.tobytes()
+            pbytes[off : off + len(raw)] = raw
+        mem[self.param_off : self.param_off + len(pbytes)] = np.frombuffer(bytes(pbytes), np.uint8)
+        self.rgn = np.array(
+            [self.const_off, lay.const_size, self.param_off, lay.param_size, self.shared_off, shared_size,
+             self.local_off, lay.local_size], np.int64,
+        )
+        self.arg_addr = arg_addr
+        self.shared_size = shared_size
+
+    def copy_back(self, args):
+        for k, addr in self.arg_addr.items():
+            a = args[k]
+            o = addr - D.GLOBAL_BASE
+            a.reshape(-1).view(np.uint8)[:] = self.mem[o : o + a.nbytes]
+
+
+def _round8(x: int) -> int:
+    return (int(x) + 7) // 8 * 8
+
+
+def launch(
+    ptx,
+    kernel,
+    grid,
+    block,
+    args,
+    shared_bytes: int = 0,
+    trace: bool = True,
+    trace_path=None,
+    max_insts: Optional[int] = None,
+    record_mem: bool = False,
+    progress: Optional[Callable[[int, int], None]] = None,
+    batch_threads: int = BATCH_THREADS,
+    attrs: Optional[dict] = None,
+) -> Launch:
+    """Emulate ``kernel`` of ``ptx`` on ``grid`` x ``block`` threads with ``args``.
+
+    ``ptx``: a path, PTX text, a parsed :class:`Module` or a :class:`Kernel` from
+    :func:`load_kernel`; ``kernel``: mangled name or unique substring. ``args`` follow the
+    kernel's ``.param`` list: numpy arrays are device buffers (copied in, and their contents copied
+    back in place after the launch), numpy scalars are by-value parameters whose dtype must match
+    the parameter type. ``trace_path`` streams the trace to an HDF5 file CTA batch by CTA batch
+    (nothing is written unless the launch completes); otherwise, with ``trace=True``, the trace is
+    built in memory. ``record_mem`` adds per-thread global/shared byte addresses (/mem).
+    ``progress(done_threads, total_threads)`` is called after every batch.
+    """
+    kern = ptx if isinstance(ptx, Kernel) else load_kernel(ptx, kernel)
+    grid3 = _dim3("grid", grid)
+    block3 = _dim3("block", block)
+    T = block3[0] * block3[1] * block3[2]
+    if T > MAX_CTA_THREADS:
+        raise EmuError(f"block {block3} has {T} threads; a CTA has at most {MAX_CTA_THREADS}")
+    args = list(args)
+    _check_args(kern.func, args)
+    if int(shared_bytes) < 0:
+        raise EmuError(f"shared_bytes must be >= 0, got {shared_bytes}")
+    if shared_bytes and not kern.program.layout.dynamic_shared:
+        pass  # allowed (CUDA accepts unused dynamic shared memory)
+    n_ctas = grid3[0] * grid3[1] * grid3[2]
+    n_threads = n_ctas * T
+    prog = kern.program
+    memory = _Memory(kern, args, T, shared_bytes)
+    RS = prog.n_regs + 1
+    regs = np.zeros(T * RS, np.uint64)
+    sregs = np.zeros(T * D.N_SREGS, np.uint64)
+    pc = np.zeros(T, np.int64)
+    st = np.zeros(T, np.int8)
+    lanes = np.zeros(32, np.int64)
+    act = np.zeros(32, np.uint8)
+    vals = np.zeros(32, np.uint64)
+    ctl = np.zeros(M.CTL_SIZE, np.int64)
+    ctl[M.MAX_INSTS] = DEFAULT_MAX_INSTS if max_insts is None else int(max_insts)
+    ctas_per_batch = max(1, int(batch_threads) // T)
+    ev_cap = max(1024, ctas_per_batch * T * 8)
+    ev_t = np.empty(ev_cap, np.int32)
+    ev_b = np.empty(ev_cap, np.int32)
+    mev_cap = max(1024, ctas_per_batch * T * 4) if record_mem else 1
+    mev_t = np.empty(mev_cap, np.int32)
+    mev_a = np.empty(mev_cap, np.uint64)
+    flat = kern.flat
+    pdt = path_dtype(len(flat["block_start"]) - 1)
+    writer = None
+    in_memory = trace and trace_path is None
+    paths, ptrs, mems, mptrs = [], [], [], []
+    if trace_path is not None:
+        writer = TraceWriter(
+            trace_path, kernel=kern.name, grid=grid3, block=block3, cfg=flat,
+            source_sha256=kern.source_sha256, attrs=attrs, with_mem=record_mem,
+        )
+    try:
+        for first in range(0, n_ctas, ctas_per_batch):
+            last = min(n_ctas, first + ctas_per_batch)
+            ctl[M.CTA], ctl[M.CTA_END], ctl[M.BATCH_CTA0], ctl[M.PHASE] = first, last, first, 0
+            ctl[M.NEV] = 0
+            ctl[M.NMEV] = 0
+            while True:
+                status = M.run(
+                    prog.op, prog.ty, prog.ty2, prog.md, prog.sub, prog.okind, prog.oval, prog.ooff, prog.space,
+                    prog.vec, prog.gpred, prog.gneg, prog.target, prog.jt_ptr, prog.jt_idx,
+                    kern.is_leader, kern.block_of, kern.blk_mem, prog.n_regs,
+                    np.array(grid3, np.int64), np.array(block3, np.int64), int(shared_bytes),
+                    memory.mem, memory.gbuf_lo, memory.gbuf_hi, memory.gbuf_off, memory.rgn,
+                    regs, sregs, pc, st, lanes, act, vals,
+                    ctl, ev_t, ev_b, bool(record_mem), mev_t, mev_a,
+                )
+                if status == M.ST_DONE:
+                    break
+                if status == M.ST_EV_FULL:
+                    ev_t = _grow(ev_t, int(ctl[M.NEV]))
+                    ev_b = _grow(ev_b, int(ctl[M.NEV]))
+                elif status == M.ST_MEV_FULL:
+                    mev_t = _grow(mev_t, int(ctl[M.NMEV]))
+                    mev_a = _grow(mev_a, int(ctl[M.NMEV]))
+                else:
+                    raise EmuError(_fault_message(kern, ctl, grid3, block3))
+            bt = (last - first) * T
+            if writer is not None or in_memory:
+                nev = int(ctl[M.NEV])
+                path = np.empty(nev, np.int32)
+                ptr = M.events_to_csr(ev_t, ev_b, nev, bt, path)
+                path = path.astype(pdt)
+                mptr = maddr = None
+                if record_mem:
+                    nm = int(ctl[M.NMEV])
+                    maddr = np.empty(nm, np.uint64)
+                    mptr = M.mem_to_csr(mev_t, mev_a, nm, bt, maddr)
+                if writer is not None:
+                    writer.append(ptr, path, mptr, maddr)
+                else:
+                    paths.append(path)
+                    ptrs.append(ptr)
+                    if record_mem:
+                        mems.append(maddr)
+                        mptrs.append(mptr)
+            if progress is not None:
+                progress(last * T, n_threads)
+    except BaseException:
+        if writer is not None:
+            writer.abort()
+        raise
+    memory.copy_back(args)
+    result = Launch(kern.name, grid3, block3, int(ctl[M.INSTS]))
+    if writer is not None:
+        result.trace_path = writer.close()
+    elif in_memory:
+        result._trace = _build_trace(kern, grid3, block3, paths, ptrs, mems if record_mem else None, mptrs, attrs)
+    return result
+
+
+def _grow(a: np.ndarray, used: int) -> np.ndarray:
+    out = np.empty(max(2 * len(a), 1024), a.dtype)
+    out[:used] = a[:used]
+    return out
+
+
+def _concat_csr(ptrs, values, dtype):
+    total = sum(len(p) - 1 for p in ptrs)
+    ptr = np.zeros(total + 1, np.int64)
+    k = 0
+    base = 0
+    for p in ptrs:
+        m = len(p) - 1
+        ptr[k + 1 : k + 1 + m] = p[1:] + base
+        base += int(p[-1])
+        k += m
+    vals = np.concatenate(values).astype(dtype, copy=False) if values else np.zeros(0, dtype)
+    return ptr, vals
+
+
+def _build_trace(kern: Kernel, grid, block, paths, ptrs, mems, mptrs, attrs) -> Trace:
+    flat = kern.flat
+    pdt = path_dtype(len(flat["block_start"]) - 1)
+    path_ptr, path = _concat_csr(ptrs, paths, pdt)
+    tr = Trace(
+        kernel=kern.name, grid=grid, block=block, source_sha256=kern.source_sha256,
+        block_start=flat["block_start"], succ_ptr=flat["succ_ptr"], succ_idx=flat["succ_idx"], ipdom=flat["ipdom"],
+        label=list(flat["label"]), has_barrier=flat["has_barrier"], op_class=flat["op_class"],
+        dst_reg=flat["dst_reg"], src_reg=flat["src_reg"], text=list(flat["text"]),
+        path_ptr=path_ptr, path=path, attrs=dict(attrs or {}),
+    )
+    if mems is not None:
+        tr.mem_ptr, tr.mem_addr = _concat_csr(mptrs, mems, np.uint64)
+    return tr
