@@ -340,3 +340,12 @@ def test_initialiser_sizes():
     for bad in (".global .u32 x[2] = {1, 2, 3};", ".global .u32 x[0] = {1};"):
         with pytest.raises(PTXError, match="initialiser of 'x' has more elements than the variable"):
             parse_ptx(HEAD + bad + "\n")
+
+
+def test_cli_all_functions_and_alias():
+    res = runner.invoke(app, ["cfg", str(DATA.parent.parent.parent / "data/ptx/corpus/switch_calls.O3.ptx"), "--all", "--json"])
+    assert res.exit_code == 0, res.output
+    names = [k["name"] for k in json.loads(res.stdout)["kernels"]]
+    assert "dispatch" in names and any("classify" in n for n in names) and any("mix" in n for n in names)
+    m = parse_ptx(HEAD + ".func f()\n{\n\tret;\n}\n.alias g, f;\n.visible .entry e()\n{\n\tcall.uni g;\n\tret;\n}\n")
+    assert list(m.functions) == ["f", "e"]

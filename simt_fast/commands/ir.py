@@ -62,6 +62,7 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
         as_dot: bool = typer.Option(False, "--dot", help="Print Graphviz DOT instead of a table."),
         output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write JSON/DOT to this file instead of stdout."),
+        all_functions: bool = typer.Option(False, "--all", help="Also show device functions (.func), not only kernels."),
     ):
         """Basic blocks of each kernel with successors, immediate post-dominators and loop headers."""
         from ..ir import build_cfg, parse_ptx
@@ -72,9 +73,14 @@ def register(app: typer.Typer) -> None:
             if not ptx_file.is_file():
                 raise FileNotFoundError(f"PTX file not found: {ptx_file}")
             module = parse_ptx(ptx_file)
-            funcs = [module.find_kernel(kernel)] if kernel is not None else module.kernels
+            if kernel is not None:
+                funcs = [module.find_kernel(kernel)]
+            elif all_functions:
+                funcs = list(module.functions.values())
+            else:
+                funcs = module.kernels
             if not funcs:
-                fail(f"{ptx_file}: the module has no kernels (.entry)")
+                fail(f"{ptx_file}: the module has no kernels (.entry); --all shows device functions")
             cfgs = [(f, build_cfg(f)) for f in funcs]
             if as_json:
                 text = json.dumps({"kernels": [cfg_summary(f, c) for f, c in cfgs]}, indent=2) + "\n"
@@ -93,7 +99,11 @@ def register(app: typer.Typer) -> None:
 
         console = Console()
         for f, c in cfgs:
-            table = Table(title=f"{f.name}: {c.n_blocks} blocks ({len(f.instructions)} instructions), entry {c.entry}, exit {c.exit}")
+            kind = "kernel" if f.is_entry else "function"
+            table = Table(
+                title=f"{kind} {f.name}: {c.n_blocks} blocks, {len(f.instructions)} instructions, "
+                f"{len(c.loops)} loops, entry {c.entry}, exit {c.exit}"
+            )
             for col in ("id", "label", "instrs", "succs", "ipdom", "loop"):
                 table.add_column(col, justify="right" if col in ("id", "instrs", "ipdom") else "left")
             headers = c.loop_headers
