@@ -318,6 +318,9 @@ def test_crlf_block_comments_and_several_statements_per_line():
     assert k.labels == {"$L1": 2}
     add = k.instructions[1]
     assert add.operands == (Reg("%r2"), Reg("%r1"), Imm(2, "2")) and add.line == 6
+    assert add.column == 31 and k.instructions[0].column == 2  # columns survive the /* */ comment
+    setp = k.instructions[2]
+    assert (setp.line, setp.column) == (8, 6)  # after the label on the same line
     assert [b.succs for b in build_cfg(k).blocks] == [[1], [1, 2], [3], []]
 
 

@@ -246,8 +246,9 @@ def _augmented_succs(n: int, succs: list, exit: int) -> list:
 def immediate_postdominators(n: int, succ_ptr, succ_idx, exit: int) -> np.ndarray:
     """``ipdom[v]`` for every node (int32), ``-1`` for ``exit`` itself.
 
-    Robust to several exits (give them all an edge to one virtual exit first -- ``build_cfg`` does)
-    and to loops without exits (pseudo edges to ``exit``, see :func:`postdom_augmented_edges`).
+    Robust to several exits and to loops without exits: any other node without successors, and
+    every node of an exitless cycle, is a sink SCC and gets a pseudo edge to ``exit`` (see
+    :func:`postdom_augmented_edges`), so every node has an immediate post-dominator.
     """
     succs = _augmented_succs(n, _as_lists(n, succ_ptr, succ_idx), exit)
     preds = predecessors(n, succs)
@@ -338,10 +339,6 @@ class Loop:
     body: frozenset
     exits: tuple
     parent: int = -1
-
-    @property
-    def depth_key(self) -> int:
-        return len(self.body)
 
 
 def back_edges(n: int, succ_ptr, succ_idx, entry: int = 0, idom=None) -> list:

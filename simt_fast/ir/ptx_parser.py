@@ -186,9 +186,9 @@ def _strip_comments(line: str, in_block: bool):
             j = line.find("*/", i)
             if j < 0:
                 return "".join(out), True
+            out.append(" " * (j + 2 - i))  # blank the comment out so later columns stay exact
             i = j + 2
             in_block = False
-            out.append(" ")
             continue
         # find the earliest of '//', '/*', '"'
         j = line.find("/", i)
@@ -209,6 +209,7 @@ def _strip_comments(line: str, in_block: bool):
             break
         if nxt == "*":
             out.append(line[i:j])
+            out.append("  ")
             i = j + 2
             in_block = True
             continue
