@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._jit import jit
+from .mech._tables import helper
 from .mech import DPS, FRONTIER, MIMD, MP, MP_OER, SERIAL, SPS
 from .mech import dps as m_dps
 from .mech import frontier as m_frontier
@@ -82,7 +83,7 @@ SB_MASK = 1
 # the writing unit's mask, so splits of one warp with disjoint masks never block each other
 # (the multi-path paper's concern). Masks in a register's slots are kept disjoint.
 # ------------------------------------------------------------------------------------------------
-@jit
+@helper
 def sb_ready(sb, w, src_reg, instr, mask):
     t = 0
     for j in range(3):
@@ -95,7 +96,7 @@ def sb_ready(sb, w, src_reg, instr, mask):
     return t
 
 
-@jit
+@helper
 def sb_write(sb, w, r, mask, ready, now):
     free = -1
     latest = 0
@@ -119,7 +120,7 @@ def sb_write(sb, w, r, mask, ready, now):
 # ------------------------------------------------------------------------------------------------
 # debug event log
 # ------------------------------------------------------------------------------------------------
-@jit
+@helper
 def emit(ev, g, kind, now, wg, f0, f1, f2, f3, f4, f5, f6, f7):
     n = g[G_NEVENTS]
     if n >= ev.shape[0]:
@@ -139,7 +140,7 @@ def emit(ev, g, kind, now, wg, f0, f1, f2, f3, f4, f5, f6, f7):
     g[G_NEVENTS] = n + 1
 
 
-@jit
+@helper
 def emit_tables(ev, g, now, st, rt, winfo, w):
     wg = winfo[w, W_GID]
     emit(ev, g, EV_TABLES, now, wg, winfo[w, W_STN], winfo[w, W_RTN], 0, 0, 0, 0, 0, 0)
@@ -154,7 +155,7 @@ def emit_tables(ev, g, now, st, rt, winfo, w):
 # ------------------------------------------------------------------------------------------------
 # mechanism dispatch (the only places the core looks at the mechanism code)
 # ------------------------------------------------------------------------------------------------
-@jit
+@helper
 def schedulable(mech, st, rt, winfo, w, prio, out):
     if mech == SPS:
         return m_sps.schedulable(st, rt, winfo, w, out)
@@ -165,7 +166,7 @@ def schedulable(mech, st, rt, winfo, w, prio, out):
     return m_mp.schedulable(st, rt, winfo, w, out)  # serial, mp, mp-oer, mimd: every unit
 
 
-@jit
+@helper
 def track_tables(mech, st, rt, winfo, w, g):
     """High-water marks of the mechanism's structures (DESIGN §5), after any table change."""
     stn = winfo[w, W_STN]
@@ -197,7 +198,7 @@ def track_tables(mech, st, rt, winfo, w, g):
             g[G_MAX_RT] = rtn
 
 
-@jit
+@helper
 def advance(mech, st, rt, winfo, w, i, now, pos, path, succ_ptr, succ_idx, ipdom, exit_b, prio,
             cta_live, nxt, gblk, gmask, g, ev):
     """Unit ``i`` of warp ``w`` finished its block: move its threads along their paths.
@@ -288,7 +289,7 @@ def advance(mech, st, rt, winfo, w, i, now, pos, path, succ_ptr, succ_idx, ipdom
     return 0
 
 
-@jit
+@helper
 def release_barrier(mech, cta, now, st, rt, winfo, w0, wpc, pos, path, succ_ptr, succ_idx, ipdom, exit_b,
                     prio, cta_live, cta_arr, nxt, gblk, gmask, g, ev):
     """bar.sync: once every live thread of the CTA has arrived, all waiting units move on."""
@@ -354,6 +355,9 @@ def _simulate(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, n_regs, K, poli
     gblk = np.zeros(max_succ, np.int64)
     gmask = np.zeros(max_succ, np.int64)
     cand = np.zeros(W, np.int64)
+    # per-warp cache of the earliest cycle any of its schedulable units can issue: a warp's units only
+    # get ready earlier through its own issues or a barrier release, which reset the cache to 0
+    wready = np.zeros(n_slots, np.int64)
 
     # ---- CTA dispatch: fill every SM up to its CTA limit, in CTA order --------------------------
     next_cta = 0
@@ -387,8 +391,9 @@ def _simulate(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, n_regs, K, poli
                     if simd_free[sm, k] < nt:
                         nt = simd_free[sm, k]
                     continue
-                # warps of this scheduler, in policy order
-                n_w = order_n[sm] + 1 if policy == POLICY_GTO else WS
+                # warps of this scheduler (slots k, k + n_sched, ...), in policy order
+                nk = (WS - k + n_sched - 1) // n_sched
+                n_w = order_n[sm] + 1 if policy == POLICY_GTO else nk
                 issued_k = False
                 for jj in range(n_w):
                     if policy == POLICY_GTO:
@@ -399,15 +404,23 @@ def _simulate(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, n_regs, K, poli
                                 continue
                         else:
                             w = order[sm, jj - 1]
-                            if w == last[sm, k]:
+                            if w == last[sm, k] or (w - sm * WS) % n_sched != k:
                                 continue
                     else:
                         # loose round robin: walk the slots starting after the one that issued last
-                        w = sm * WS + (rr[sm, k] + 1 + jj) % WS
-                    if (w - sm * WS) % n_sched != k or winfo[w, W_CTA] < 0:
+                        j = rr[sm, k] + 1 + jj
+                        if j >= nk:
+                            j -= nk
+                        w = sm * WS + k + j * n_sched
+                    if winfo[w, W_CTA] < 0:
+                        continue
+                    if wready[w] > now:
+                        if wready[w] < nt:
+                            nt = wready[w]
                         continue
                     nc = schedulable(mech, st, rt, winfo, w, prio, cand)
                     ci = 0
+                    w_t = INF
                     while ci < nc:
                         i = cand[ci]
                         ci += 1
@@ -422,13 +435,15 @@ def _simulate(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, n_regs, K, poli
                         if t > now:
                             if t < nt:
                                 nt = t
+                            if t < w_t:
+                                w_t = t
                             continue
                         # ---- issue unit i of warp w -------------------------------------------
                         stn_before = winfo[w, W_STN]
                         err = _issue(mech, st, rt, winfo, sb, w, i, now, W, sw, n_q, qmask, occ, instr, b,
                                      block_start, op_class, dst_reg, lat, has_bar, pos, path, succ_ptr, succ_idx,
                                      ipdom, exit_b, prio, cta_live, cta_arr, wpc, WS, nxt, gblk, gmask, ran_ep,
-                                     ran_m, occ_hist, q_hist, g, ev)
+                                     ran_m, occ_hist, q_hist, g, ev, wready)
                         if err:
                             return
                         issued_k = True
@@ -440,8 +455,9 @@ def _simulate(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, n_regs, K, poli
                                 break
                             nc = schedulable(mech, st, rt, winfo, w, prio, cand)
                             ci = 0
+                    wready[w] = 0 if issued_k else w_t
                     if issued_k and mech != MIMD:
-                        rr[sm, k] = w - sm * WS
+                        rr[sm, k] = (w - sm * WS - k) // n_sched
                         last[sm, k] = w
                         break
                 if issued_k:
@@ -464,6 +480,7 @@ def _simulate(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, n_regs, K, poli
                     if next_cta < n_ctas:
                         _dispatch(mech, sm, c, next_cta, now + 1, W, wpc, WS, tpc, path_ptr, path, exit_b, st,
                                   winfo, sb, pos, cta_live, order, order_n, sm_res, g, ev, rt)
+                        wready[w0:w0 + wpc] = 0
                         next_cta += 1
                         nt = now + 1
             if issued_sm:
@@ -499,7 +516,7 @@ def _simulate(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, n_regs, K, poli
         now = nxt_t
 
 
-@jit
+@helper
 def _order_remove(order, order_n, sm, w):
     n = order_n[sm]
     for j in range(n):
@@ -510,7 +527,7 @@ def _order_remove(order, order_n, sm, w):
             return
 
 
-@jit
+@helper
 def _blame(st, winfo, n_slots, g):
     """Name the first stuck unit for the no-progress error (warp, pc)."""
     for w in range(n_slots):
@@ -522,7 +539,7 @@ def _blame(st, winfo, n_slots, g):
     g[G_ERR_WARP] = -1
 
 
-@jit
+@helper
 def _dispatch(mech, sm, c, cta, now, W, wpc, WS, tpc, path_ptr, path, exit_b, st, winfo, sb, pos, cta_live,
               order, order_n, sm_res, g, ev, rt):
     """Place CTA ``cta`` in CTA slot ``c`` of ``sm``: its warps start converged at the entry block."""
@@ -566,10 +583,10 @@ def _dispatch(mech, sm, c, cta, now, W, wpc, WS, tpc, path_ptr, path, exit_b, st
     sm_res[sm] += 1
 
 
-@jit
+@helper
 def _issue(mech, st, rt, winfo, sb, w, i, now, W, sw, n_q, qmask, occ, instr, b, block_start, op_class, dst_reg,
            lat, has_bar, pos, path, succ_ptr, succ_idx, ipdom, exit_b, prio, cta_live, cta_arr, wpc, WS, nxt, gblk,
-           gmask, ran_ep, ran_m, occ_hist, q_hist, g, ev):
+           gmask, ran_ep, ran_m, occ_hist, q_hist, g, ev, wready):
     mask = st[w, i, S_MASK]
     active = popcount(mask)
     off = st[w, i, S_OFF]
@@ -639,5 +656,8 @@ def _issue(mech, st, rt, winfo, sb, w, i, now, W, sw, n_q, qmask, occ, instr, b,
         if err:
             return err
     w0 = (w // WS) * WS + winfo[w, W_CTASLOT] * wpc
+    if cta_arr[cta] > 0 and cta_arr[cta] == cta_live[cta]:
+        for w2 in range(w0, w0 + wpc):
+            wready[w2] = 0  # released units become schedulable: recompute these warps
     return release_barrier(mech, cta, now, st, rt, winfo, w0, wpc, pos, path, succ_ptr, succ_idx, ipdom, exit_b,
                            prio, cta_live, cta_arr, nxt, gblk, gmask, g, ev)

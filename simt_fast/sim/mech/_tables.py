@@ -11,6 +11,11 @@ the same order, so both models make identical choices.
 
 from ..._jit import jit
 
+# Helpers called from the core's hot loop are compiled without the numba runtime (NRT): they never
+# allocate, and without NRT a call does not incref/decref every array argument — which otherwise
+# costs ~25 ns per array per call (measured: a 30-array call 750 ns vs 4 ns).
+helper = jit(_nrt=False)
+
 # split-table (ST) fields: one issue unit = PC (block, offset) + lane mask of the warp
 S_BLK = 0  # basic block of the next instruction
 S_OFF = 1  # instruction offset inside the block
@@ -50,7 +55,7 @@ W_GID = 10  # global warp id (CTA id * warps per CTA + warp index): the id event
 W_NF = 11
 
 
-@jit
+@helper
 def popcount(m):
     c = 0
     while m != 0:
@@ -59,7 +64,7 @@ def popcount(m):
     return c
 
 
-@jit
+@helper
 def st_append(st, winfo, w, blk, off, mask, rpcb, rpco, par, t):
     i = winfo[w, W_STN]
     if i >= st.shape[1]:
@@ -78,7 +83,7 @@ def st_append(st, winfo, w, blk, off, mask, rpcb, rpco, par, t):
     return i
 
 
-@jit
+@helper
 def st_remove(st, winfo, w, i):
     n = winfo[w, W_STN]
     for j in range(i, n - 1):
@@ -87,7 +92,7 @@ def st_remove(st, winfo, w, i):
     winfo[w, W_STN] = n - 1
 
 
-@jit
+@helper
 def rt_append(rt, winfo, w, blk, off, rpcb, rpco, rmask, pend, par):
     k = winfo[w, W_RTN]
     if k >= rt.shape[1]:
@@ -106,7 +111,7 @@ def rt_append(rt, winfo, w, blk, off, rpcb, rpco, rmask, pend, par):
     return rid
 
 
-@jit
+@helper
 def rt_find(rt, winfo, w, rid):
     for k in range(winfo[w, W_RTN]):
         if rt[w, k, R_ID] == rid:
@@ -114,7 +119,7 @@ def rt_find(rt, winfo, w, rid):
     return -1
 
 
-@jit
+@helper
 def rt_remove(rt, winfo, w, k):
     n = winfo[w, W_RTN]
     for j in range(k, n - 1):

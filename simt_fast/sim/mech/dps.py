@@ -11,7 +11,7 @@ when it reconverges the merged split re-joins its sibling under the older entry.
 RT rows + 1. (A branch with more than two targets puts all its groups in the one entry.)
 """
 
-from ..._jit import jit
+from ._tables import helper
 from ._tables import R_ID, S_PAR, W_RTN, W_STN
 
 NAME = "dps"
@@ -20,7 +20,7 @@ SOURCE = "Rhu and Erez, The Dual-Path Execution Model for Efficient GPU Control 
 SUMMARY = "dual-path stack: both paths of the top entry may issue, interleaved"
 
 
-@jit
+@helper
 def schedulable(st, rt, winfo, w, out):
     top = rt[w, winfo[w, W_RTN] - 1, R_ID] if winfo[w, W_RTN] > 0 else -1
     n = 0

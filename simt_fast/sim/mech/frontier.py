@@ -5,7 +5,7 @@ being the block's reverse post-order number (then the offset). Threads at the sa
 unit, so diverged paths merge wherever they meet, not only at the IPDOM.
 """
 
-from ..._jit import jit
+from ._tables import helper
 from ._tables import S_BLK, S_MASK, S_OFF, S_STATE, S_T, W_STN, st_remove
 
 NAME = "frontier"
@@ -14,7 +14,7 @@ SOURCE = "Diamos et al., SIMD Re-Convergence at Thread Frontiers, MICRO 2011"
 SUMMARY = "earliest reconvergence: issue the threads at the highest-priority (RPO) PC"
 
 
-@jit
+@helper
 def schedulable(st, rt, winfo, w, prio, out):
     """The one unit at the highest-priority PC (lowest RPO number, then lowest offset)."""
     best = -1
@@ -28,7 +28,7 @@ def schedulable(st, rt, winfo, w, prio, out):
     return 1
 
 
-@jit
+@helper
 def merge_same_pc(st, winfo, w):
     """Threads at the same PC are one unit: merge newer units into the oldest one at that PC."""
     merged = 0

@@ -16,7 +16,7 @@ Rules, as implemented on the shared tables (``_tables``):
 ``sps`` and ``dps`` reuse these tables with a narrower schedulable set (see their modules).
 """
 
-from ..._jit import jit
+from ._tables import helper
 from ._tables import (
     R_BLK, R_OFF, R_PAR, R_PEND, R_RMASK, R_RPCB, R_RPCO, S_BLK, S_MASK, S_OFF, S_PAR, S_RPCB, S_RPCO,
     S_STATE, W_LIVE, W_RTN, W_STN, rt_append, rt_find, rt_remove, st_append, st_remove,
@@ -28,7 +28,7 @@ SOURCE = "ElTantawy et al., A Scalable Multi-Path Microarchitecture for Efficien
 SUMMARY = "multi-path IPDOM: warp-split table + reconvergence table, any number of splits in parallel"
 
 
-@jit
+@helper
 def schedulable(st, rt, winfo, w, out):
     n = winfo[w, W_STN]
     for i in range(n):
@@ -36,7 +36,7 @@ def schedulable(st, rt, winfo, w, out):
     return n
 
 
-@jit
+@helper
 def diverge(st, rt, winfo, w, i, r, gblk, gmask, ng, now):
     """Split ``i`` branches to ``ng`` groups (``gblk``/``gmask``); ``r`` = IPDOM of its block.
 
@@ -57,7 +57,7 @@ def diverge(st, rt, winfo, w, i, r, gblk, gmask, ng, now):
     return 0
 
 
-@jit
+@helper
 def clear_exited(rt, winfo, w, xmask):
     """Exited threads never reach any reconvergence point: drop them from every RT entry."""
     for k in range(winfo[w, W_RTN]):
@@ -65,7 +65,7 @@ def clear_exited(rt, winfo, w, xmask):
         rt[w, k, R_RMASK] &= ~xmask
 
 
-@jit
+@helper
 def settle(st, rt, winfo, w, now):
     """Apply arrivals and RT→ST moves until nothing changes (deterministic scan order).
 

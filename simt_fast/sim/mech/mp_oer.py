@@ -9,7 +9,7 @@ there its pending bits clear and the merged split moves to the ST (seed 001 step
 splits both at (block, 0) merge at once. Each such event counts one ``early_reconvergences``.
 """
 
-from ..._jit import jit
+from ._tables import helper
 from ._tables import (
     R_PEND, S_BLK, S_MASK, S_OFF, S_PAR, S_RPCB, S_RPCO, S_STATE, S_T, W_RTN, W_STN, rt_append, st_remove,
 )
@@ -21,7 +21,7 @@ SOURCE = "ElTantawy et al., HPCA 2014, opportunistic early reconvergence"
 SUMMARY = "mp + early reconvergence of splits found in the same basic block"
 
 
-@jit
+@helper
 def early_reconverge(st, rt, winfo, w):
     """Apply every early-reconvergence opportunity; returns how many (or -1 on RT overflow)."""
     count = 0

@@ -11,7 +11,7 @@ arrives the RT entry re-enters the ST as the newest row (the entry that is now o
 = ST rows + RT rows.
 """
 
-from ..._jit import jit
+from ._tables import helper
 from ._tables import W_STN
 
 NAME = "sps"
@@ -20,7 +20,7 @@ SOURCE = "Fung, Sham, Yuan, Aamodt, Dynamic Warp Formation and Scheduling, MICRO
 SUMMARY = "single-path IPDOM stack: one path of a diverged warp at a time"
 
 
-@jit
+@helper
 def schedulable(st, rt, winfo, w, out):
     n = winfo[w, W_STN]
     if n == 0:
