@@ -22,12 +22,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Optional
 
 import numpy as np
 
 from . import graph
-from .model import Function, Label, PTXError
+from .model import Function, PTXError
 
 
 @dataclass
