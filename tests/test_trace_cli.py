@@ -87,7 +87,8 @@ def test_synth_writes_a_valid_trace(tmp_path):
     t = Trace.load(p)
     assert t.n_blocks == 12 and t.n_threads == 64 and t.block == (32, 1, 1)
     assert run("validate", p).exit_code == 0 and Trace.load(p).mem_ptr is None
-    assert run("synth", p, "--blocks", 12, "--threads", 64, "--mem").exit_code == 0
+    assert run("synth", p, "--blocks", 12, "--threads", 64, "--mem", "--structured").exit_code == 0
+    assert int(np.sum(Trace.load(p).succ_idx == 11)) == 1  # structured: a single return
     assert Trace.load(p).mem_ptr is not None and "memory addresses   yes" in run("trace-info", p).output
     r = run("synth", p, "--threads", 50, "--cta", 32)
     assert r.exit_code == 2 and "not a multiple" in r.output

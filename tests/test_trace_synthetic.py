@@ -79,10 +79,14 @@ def test_barriers_are_passed_exactly_once_by_every_thread(trace):
 
 
 def test_defaults_produce_loops_several_exits_and_unstructured_edges():
-    seen = dict(loops=0, multi_exit=0, loop_breaks=0, barriers=0, switches=0)
+    from simt_fast.ir.control_tree import build_control_tree
+
+    seen = dict(loops=0, multi_exit=0, loop_breaks=0, barriers=0, switches=0, unstructured=0)
     for seed in range(20):
         t = synthetic(40, 64, seed)
         n = t.n_blocks
+        # seed 002's interacting edges, found by the structural analysis of simt_fast.ir.control_tree
+        seen["unstructured"] += not build_control_tree(n, succ_lists(t), 0, n - 1).is_structured
         loops = graph.natural_loops(n, t.succ_ptr, t.succ_idx)
         seen["loops"] += len(loops)
         seen["multi_exit"] += int(np.sum(t.succ_idx == n - 1) >= 2)
@@ -91,6 +95,19 @@ def test_defaults_produce_loops_several_exits_and_unstructured_edges():
         seen["barriers"] += int(t.has_barrier.sum())
         seen["switches"] += int((np.diff(t.succ_ptr) > 2).sum())
     assert all(v > 0 for v in seen.values()), seen
+
+
+@settings(max_examples=60, deadline=None)
+@given(trace=traces(max_blocks=48, structured=True, loop_prob=0.3, switch_prob=0.1))
+def test_structured_cfgs_reduce_to_one_region(trace):
+    """structured=True: structural analysis (seed 002) collapses the CFG with no interacting edge."""
+    from simt_fast.ir.control_tree import build_control_tree
+
+    n = trace.n_blocks
+    tree = build_control_tree(n, succ_lists(trace), 0, n - 1)
+    assert tree.is_structured and not tree.interacting_edges
+    assert int(np.sum(trace.succ_idx == n - 1)) == 1  # a single return
+    validate(trace)
 
 
 def test_deterministic_for_a_seed():

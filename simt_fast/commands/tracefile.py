@@ -101,6 +101,7 @@ def register(app: typer.Typer) -> None:
         exit_prob: float = typer.Option(0.06, "--exit-prob"),
         max_path_len: int = typer.Option(256, "--max-path-len"),
         mem: bool = typer.Option(False, "--mem", help="Also record global/shared memory addresses (/mem)."),
+        structured: bool = typer.Option(False, "--structured", help="Structured regions only (no unstructured edges)."),
     ):
         """Write a random valid trace (random CFG with loops/early exits, warp-correlated paths)."""
         from ..trace import synthetic
@@ -109,7 +110,7 @@ def register(app: typer.Typer) -> None:
             trace = synthetic(
                 n_blocks, n_threads, seed, warp_size=warp_size, block=None if cta is None else (cta, 1, 1),
                 divergence=divergence, loop_prob=loop_prob, exit_prob=exit_prob, max_path_len=max_path_len,
-                with_mem=mem,
+                with_mem=mem, structured=structured,
             )
             trace.save(out)
         typer.echo(f"{out}: wrote {trace.n_threads} threads, {trace.n_blocks} blocks, {len(trace.path)} path steps")

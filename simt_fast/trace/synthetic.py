@@ -20,6 +20,8 @@ enters an interval except at its header, so H dominates the whole body. Edges *l
 loops (breaks, early returns) and forward edges crossing if/else regions are left in, so the
 CFG is unstructured in the sense of seed 002. Every block is reachable from the entry and
 reaches the exit (repairs add fall-through edges where random choices broke that).
+``structured=True`` instead nests structured regions only (see ``_CFGBuilder._grammar``): the
+baseline that structural analysis reduces to a single node.
 
 Thread paths: every thread walks from the entry, choosing successors with per-edge
 probabilities. A warp shares one outcome per (block, visit number) — loop iterations line up —
@@ -278,7 +280,7 @@ def _distance_to_exit(n_blocks: int, succ: list) -> np.ndarray:
 class _CFGBuilder:
     """Random code-order CFG with natural loops and unstructured forward edges (see module doc)."""
 
-    def __init__(self, n_blocks, rng, loop_prob, exit_prob, jump_prob, switch_prob, cond_prob):
+    def __init__(self, n_blocks, rng, loop_prob, exit_prob, jump_prob, switch_prob, cond_prob, structured=False):
         self.n_blocks = n_blocks
         self.n_real = n_blocks - 1
         self.exit = n_blocks - 1
@@ -287,10 +289,71 @@ class _CFGBuilder:
         self.target = [[] for _ in range(self.n_real)]  # non-fall-through successors
         self.loop_head = np.zeros(0, np.int64)
         self.loop_latch = np.zeros(0, np.int64)
-        self._draw_kinds(loop_prob, exit_prob, jump_prob, switch_prob, cond_prob)
-        self._place_loops()
-        self._place_forward_edges()
+        if structured:
+            self._grammar(loop_prob, switch_prob, cond_prob)
+            self._index_loops()
+        else:
+            self._draw_kinds(loop_prob, exit_prob, jump_prob, switch_prob, cond_prob)
+            self._place_loops()
+            self._place_forward_edges()
         self._repair_reachability()
+
+    def _grammar(self, loop_prob, switch_prob, cond_prob):
+        """Structured CFG: nested regions that structural analysis (seed 002) reduces to one node.
+
+        A region of ``n`` blocks starting at ``lo`` is entered at ``lo`` and leaves only to
+        ``lo + n``. It is a basic block, a sequence of two regions, an if-then, an if-then-else
+        (then part ending in ``bra.uni`` over the else part), a 3-arm switch, a do-while loop
+        (bottom test) or a while loop (top test, ``bra.uni`` back from the last block). Only the
+        final block returns. Built with an explicit work list (no recursion limit on big CFGs).
+        """
+        rng, R = self.rng, self.n_real
+        self.kind[R - 1] = RET
+        work = [(1, R - 2)] if R >= 3 else []  # block 0 stays a straight-line pre-header
+        while work:
+            lo, n = work.pop()
+            after = lo + n
+            r = rng.random()
+            if r < loop_prob and n >= 2:
+                if n >= 3 and rng.random() < 0.5:  # while: header tests, last block jumps back
+                    self.kind[lo], self.target[lo] = COND, [after]
+                    self.kind[after - 1], self.target[after - 1] = JUMP_BACK, [lo]
+                    work.append((lo + 1, n - 2))
+                else:  # do-while: the last block tests and branches back
+                    self.kind[after - 1], self.target[after - 1] = LATCH, [lo]
+                    work.append((lo, n - 1))
+            elif r < loop_prob and n == 1 and rng.random() < 0.3:
+                self.kind[lo], self.target[lo] = LATCH, [lo]  # single-block loop
+            elif (r := r - loop_prob) < switch_prob and n >= 7:
+                # switch: arms of >= 2 blocks, each but the last ending in a jump to `after`
+                a1 = 2 + rng.integers(n - 6)
+                a2 = 2 + rng.integers(n - 4 - a1 + 1)
+                a3 = n - 1 - a1 - a2
+                starts = [lo + 1, lo + 1 + a1, lo + 1 + a1 + a2]
+                self.kind[lo], self.target[lo] = SWITCH, starts[1:]
+                for start, size in zip(starts[:2], (a1, a2)):
+                    self.kind[start + size - 1], self.target[start + size - 1] = JUMP, [after]
+                    work.append((start, size - 1))
+                work.append((starts[2], a3))
+            elif (r := r - switch_prob) < cond_prob and n >= 2:
+                if n >= 4 and rng.random() < 0.5:  # if-then-else
+                    a = 2 + rng.integers(n - 3)  # then part, its jump block included
+                    self.kind[lo], self.target[lo] = COND, [lo + 1 + a]
+                    self.kind[lo + a], self.target[lo + a] = JUMP, [after]
+                    work.append((lo + 1, a - 1))
+                    work.append((lo + 1 + a, n - 1 - a))
+                else:  # if-then
+                    self.kind[lo], self.target[lo] = COND, [after]
+                    work.append((lo + 1, n - 1))
+            elif n >= 2:
+                a = 1 + rng.integers(n - 1)
+                work.append((lo, a))
+                work.append((lo + a, n - a))
+
+    def _index_loops(self):
+        latches = np.flatnonzero((self.kind == LATCH) | (self.kind == JUMP_BACK))
+        self.loop_head = np.array([self.target[b][0] for b in latches], np.int64)
+        self.loop_latch = latches.astype(np.int64)
 
     def _draw_kinds(self, loop_prob, exit_prob, jump_prob, switch_prob, cond_prob):
         rng, R = self.rng, self.n_real
@@ -556,6 +619,7 @@ def synthetic(
     n_regs: int = 32,
     kernel: str = "synthetic",
     with_mem: bool = False,
+    structured: bool = False,
 ) -> Trace:
     """A random valid trace: ``n_blocks`` blocks (the last is the virtual exit), ``n_threads`` paths.
 
@@ -569,6 +633,10 @@ def synthetic(
     * ``warp_size``: the thread grouping that shares outcomes (the simulator may use another);
     * ``max_path_len``: blocks per path before threads take a shortest route to the exit;
     * ``instrs_per_block``: (lo, hi) instructions per real block; ``op_mix``: OpClass -> weight;
+    * ``structured``: build the CFG from structured regions only (sequence, if-then, if-then-else,
+      switch, while, do-while; a single return), which structural analysis reduces to one node —
+      the baseline to compare unstructured CFGs (seed 002) against; ``exit_prob`` and
+      ``jump_prob`` are then unused;
     * ``with_mem``: also record ``/mem`` addresses of every global/shared access, each memory
       instruction following one access pattern (coalesced, strided, broadcast or random).
     """
@@ -593,7 +661,7 @@ def synthetic(
     rng = _Draws(np.random.default_rng([int(seed) & _M64, n_blocks]))
     exit_block = n_blocks - 1
 
-    cfg = _CFGBuilder(n_blocks, rng, loop_prob, exit_prob, jump_prob, switch_prob, cond_prob)
+    cfg = _CFGBuilder(n_blocks, rng, loop_prob, exit_prob, jump_prob, switch_prob, cond_prob, structured)
     succ = cfg.successors()
     succ_ptr = np.zeros(n_blocks + 1, np.int64)
     np.cumsum([len(s) for s in succ], out=succ_ptr[1:])
@@ -791,6 +859,7 @@ def traces(max_blocks: int = 24, max_threads: int = 96, warp_sizes: Sequence[int
             max_path_len=draw(st.integers(2, 96)),
             seed=draw(st.integers(0, 2**32 - 1)),
             with_mem=draw(st.booleans()),
+            structured=draw(st.sampled_from((False, False, True))),
         )
         n_ctas = draw(st.integers(1, 3))
         per_cta = draw(st.integers(1, max(1, max_threads // n_ctas)))
