@@ -312,3 +312,20 @@ def test_corrupted_step_is_located(trace, data):
     }[kind]
     with pytest.raises(TraceError, match=phrase):
         validate(bad)
+
+
+@pytest.mark.parametrize("workload", ["earlyexit", "bfs"])
+def test_emulated_traces_validate_streamed_and_in_memory(tmp_path, workload):
+    """The emulator's two trace routes (TraceWriter streaming, in-memory Trace) give one valid content."""
+    from simt_fast import emu, workloads
+    from simt_fast.trace.io import file_digest
+
+    wl = workloads.get(workload)
+    spec = wl.launch_spec("tiny", seed=0)
+    out = tmp_path / f"{workload}.h5"
+    emu.launch(wl.ptx_path, wl.kernel, spec.grid, spec.block, spec.args, spec.shared_bytes, trace=True, trace_path=out)
+    validate(out)
+    spec = wl.launch_spec("tiny", seed=0)
+    in_memory = emu.launch(wl.ptx_path, wl.kernel, spec.grid, spec.block, spec.args, spec.shared_bytes, trace=True).trace
+    validate(in_memory)
+    assert in_memory.digest() == file_digest(out)
