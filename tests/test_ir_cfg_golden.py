@@ -232,3 +232,15 @@ def test_every_fixture_ipdom_is_immediate_postdominator(name):
         for b in cfg.blocks[:-1]:
             p = int(cfg.ipdom[b.id])
             assert p != b.id and cfg.postdominates(p, b.id)
+
+
+@pytest.mark.skipif(__import__("shutil").which("ptxas") is None, reason="ptxas (CUDA toolkit) not installed")
+def test_hand_written_fixtures_are_valid_ptx(tmp_path):
+    """The golden fixtures are real PTX: ptxas assembles every one of them."""
+    import subprocess
+
+    for p in sorted(DATA.glob("*.ptx")):
+        if p.name.startswith(("nvcc_", "bad_")):
+            continue
+        res = subprocess.run(["ptxas", "-arch=sm_75", str(p), "-o", str(tmp_path / "x.cubin")], capture_output=True, text=True)
+        assert res.returncode == 0, f"{p.name}: {res.stderr}"
