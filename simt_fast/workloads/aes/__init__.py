@@ -13,7 +13,7 @@ import numpy as np
 
 from simt_fast.workloads import LaunchSpec, Workload, fill
 
-SIZES = {"tiny": (256 * 32, 128), "default": (256 * 256, 128)}  # plaintext bytes (an image), block
+SIZES = {"tiny": (256 * 16, 128), "default": (256 * 256, 128)}  # plaintext bytes (an image), block
 
 
 def gf_mul(a: int, b: int) -> int:
