@@ -24,6 +24,7 @@ COMMAND_MODULES = [
     "tracefile",
     "sweep",
     "analyze",
+    "run",
 ]
 
 

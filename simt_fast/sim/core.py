@@ -382,7 +382,8 @@ def _simulate(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, n_regs, K, poli
                 sm_next[sm] = INF
                 continue
             if sm_next[sm] > now:
-                g[G_IDLE] += 1
+                if _simd_idle(simd_free, sm, n_sched, now):
+                    g[G_IDLE] += 1
                 continue
             issued_sm = False
             nt = INF
@@ -487,19 +488,16 @@ def _simulate(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, n_regs, K, poli
                 any_issue = True
                 last_progress = now
                 nt = now + 1
-            else:
+            elif _simd_idle(simd_free, sm, n_sched, now):
                 g[G_IDLE] += 1
             sm_next[sm] = nt if sm_res[sm] > 0 else INF
         if done >= n_ctas:
             break
         # ---- event skipping: jump to the next cycle at which anything can happen ---------------
         nxt_t = INF
-        n_res = 0
         for sm in range(n_sms):
-            if sm_res[sm] > 0:
-                n_res += 1
-                if sm_next[sm] < nxt_t:
-                    nxt_t = sm_next[sm]
+            if sm_res[sm] > 0 and sm_next[sm] < nxt_t:
+                nxt_t = sm_next[sm]
         if nxt_t >= INF:
             g[G_ERR] = ERR_DEADLOCK
             g[G_ERR_CYCLE] = now
@@ -512,8 +510,25 @@ def _simulate(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, n_regs, K, poli
             g[G_ERR_CYCLE] = now
             _blame(st, winfo, n_slots, g)
             return
-        g[G_IDLE] += (nxt_t - now - 1) * n_res  # skipped cycles: no SM with warps issued
+        # skipped cycles: nothing issues anywhere; an SM is idle once all its SIMD units drained
+        for sm in range(n_sms):
+            if sm_res[sm] > 0:
+                busy_until = now + 1
+                for k in range(n_sched):
+                    if mech != MIMD and simd_free[sm, k] > busy_until:
+                        busy_until = simd_free[sm, k]
+                if nxt_t > busy_until:
+                    g[G_IDLE] += nxt_t - busy_until
         now = nxt_t
+
+
+@helper
+def _simd_idle(simd_free, sm, n_sched, now):
+    """An SM-cycle is idle when no SIMD unit of the SM issues or is still executing a warp."""
+    for k in range(n_sched):
+        if simd_free[sm, k] > now:
+            return False
+    return True
 
 
 @helper

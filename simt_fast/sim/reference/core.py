@@ -365,8 +365,8 @@ class ReferenceCore:
                 if issued_sm:
                     last_progress = now
                     anything_pending = True
-                else:
-                    self.stats.idle_cycles += 1
+                elif mimd or all(f <= now for f in simd_free[sm]):
+                    self.stats.idle_cycles += 1  # no SIMD unit issues or executes this cycle
             if done < n_ctas and not anything_pending:
                 raise ReferenceError_(f"mechanism {self.name} deadlocked at cycle {now}")
             now += 1
