@@ -267,6 +267,9 @@ def test_cli_table_dot_and_kernel_selection(tmp_path):
     assert res.exit_code == 0, res.output
     dot = out.read_text()
     assert dot.startswith('digraph "collatz"') and "->" in dot and "style=dashed" in dot
+    res = runner.invoke(app, ["cfg", str(DATA / "ifelse.ptx"), "--dot", "--instructions"])
+    assert res.exit_code == 0
+    assert 'b3 [label="3: $JOIN\\nld.param.u64  %rd1, [ifelse_param_0]\\lst.global.u32  [%rd1], %r2\\lret\\l"];' in res.stdout
     res = runner.invoke(app, ["cfg", str(DATA.parent.parent.parent / "data/ptx/corpus/loops.O3.ptx"), "--kernel", "nosuch"])
     assert res.exit_code == 2 and "no kernel matches 'nosuch'" in res.output
 

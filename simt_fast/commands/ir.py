@@ -30,8 +30,13 @@ def cfg_summary(func, cfg) -> dict:
     return {"name": func.name, "blocks": blocks, "entry": cfg.entry, "exit": cfg.exit}
 
 
-def cfg_dot(func, cfg) -> str:
-    """Graphviz text: solid CFG edges, dashed IPDOM edges, loop headers double-circled."""
+def _dot_escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace('"', '\\"').replace("\t", " ")
+
+
+def cfg_dot(func, cfg, instructions: bool = False) -> str:
+    """Graphviz text: solid CFG edges (back edges red), dashed IPDOM edges, loop headers framed
+    twice; with ``instructions`` every node lists its PTX, left-aligned."""
     name = func.name.replace('"', r"\"")
     lines = [f'digraph "{name}" {{', "  node [shape=box, fontname=monospace];"]
     headers = cfg.loop_headers
@@ -41,7 +46,10 @@ def cfg_dot(func, cfg) -> str:
         if b.id == cfg.exit:
             text = "<exit>"
         shape = ", peripheries=2" if b.id in headers else ""
-        lines.append(f'  b{b.id} [label="{b.id}: {text}\\n{b.n_instrs} instrs"{shape}];')
+        body = f"{b.n_instrs} instrs"
+        if instructions and b.n_instrs:
+            body = "\\l".join(_dot_escape(i.text) for i in cfg.instructions(b.id)) + "\\l"
+        lines.append(f'  b{b.id} [label="{b.id}: {_dot_escape(text)}\\n{body}"{shape}];')
     for b in cfg.blocks:
         for s in b.succs:
             style = ' [color="red"]' if (b.id, s) in back else ""
@@ -63,6 +71,7 @@ def register(app: typer.Typer) -> None:
         as_dot: bool = typer.Option(False, "--dot", help="Print Graphviz DOT instead of a table."),
         output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write JSON/DOT to this file instead of stdout."),
         all_functions: bool = typer.Option(False, "--all", help="Also show device functions (.func), not only kernels."),
+        instructions: bool = typer.Option(False, "--instructions", help="With --dot: list each block's PTX in its node."),
     ):
         """Basic blocks of each kernel with successors, immediate post-dominators and loop headers."""
         from ..ir import build_cfg, parse_ptx
@@ -85,7 +94,7 @@ def register(app: typer.Typer) -> None:
             if as_json:
                 text = json.dumps({"kernels": [cfg_summary(f, c) for f, c in cfgs]}, indent=2) + "\n"
             elif as_dot:
-                text = "".join(cfg_dot(f, c) for f, c in cfgs)
+                text = "".join(cfg_dot(f, c, instructions) for f, c in cfgs)
             else:
                 text = None
         if text is not None:
