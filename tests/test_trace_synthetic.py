@@ -163,13 +163,6 @@ def test_launch_shapes():
         synthetic(8, 32, 0, divergence=1.5)
 
 
-@pytest.mark.slow
-def test_uint32_paths_for_huge_cfgs():
-    t = synthetic(65_537, 1, 0, max_path_len=8, instrs_per_block=(1, 1))
-    assert t.path.dtype == np.uint32
-    validate(t)
-
-
 # ---- counter-based RNG and the walk kernel vs its plain-Python reference ----------------------
 
 

@@ -43,6 +43,7 @@ import numpy as np
 
 from .._jit import jit
 from ..ir.model import OpClass
+from .io import path_dtype
 from .model import Trace
 
 # Terminator kinds of a synthetic block.
@@ -115,19 +116,22 @@ def _uniform(seed, stream, a, b, c):
 
 @jit
 def _walk_one(t, succ_ptr, succ_idx, succ_cum, deviate, dist, threads_per_cta, warps_per_cta, warp_size,
-              max_len, seed, visits, out, store):
+              max_len, seed, visits, stamp, out, store):
     """Walk thread ``t`` from the entry to the exit; returns the path length (writes it if ``store``)."""
     n_blocks = len(dist)
     exit_block = n_blocks - 1
     cta = t // threads_per_cta
     warp = cta * warps_per_cta + (t % threads_per_cta) // warp_size
-    for i in range(n_blocks):
-        visits[i] = 0
     b = 0
     if store:
         out[0] = 0
     n = 1
     while b != exit_block:
+        # visits[b] counts this thread's entries into b; stamp[b] == t + 1 marks it as this
+        # thread's count, so nothing is reset between threads (O(path) per thread, not O(n_blocks)).
+        if stamp[b] != t + 1:
+            stamp[b] = t + 1
+            visits[b] = 0
         k = visits[b]
         visits[b] += 1
         lo = succ_ptr[b]
@@ -162,10 +166,11 @@ def _walk_lengths(succ_ptr, succ_idx, succ_cum, deviate, dist, threads_per_cta, 
                   max_len, seed, n_threads):
     lengths = np.zeros(n_threads, np.int64)
     visits = np.zeros(len(dist), np.int64)
+    stamp = np.zeros(len(dist), np.int64)
     dummy = np.zeros(1, np.uint32)
     for t in range(n_threads):
         lengths[t] = _walk_one(t, succ_ptr, succ_idx, succ_cum, deviate, dist, threads_per_cta, warps_per_cta,
-                               warp_size, max_len, seed, visits, dummy, False)
+                               warp_size, max_len, seed, visits, stamp, dummy, False)
     return lengths
 
 
@@ -173,9 +178,10 @@ def _walk_lengths(succ_ptr, succ_idx, succ_cum, deviate, dist, threads_per_cta, 
 def _walk_fill(succ_ptr, succ_idx, succ_cum, deviate, dist, threads_per_cta, warps_per_cta, warp_size,
                max_len, seed, path_ptr, path):
     visits = np.zeros(len(dist), np.int64)
+    stamp = np.zeros(len(dist), np.int64)
     for t in range(len(path_ptr) - 1):
         _walk_one(t, succ_ptr, succ_idx, succ_cum, deviate, dist, threads_per_cta, warps_per_cta, warp_size,
-                  max_len, seed, visits, path[path_ptr[t]:path_ptr[t + 1]], True)
+                  max_len, seed, visits, stamp, path[path_ptr[t]:path_ptr[t + 1]], True)
 
 
 def walk_paths(succ_ptr, succ_idx, succ_cum, deviate, dist, threads_per_cta, warp_size, max_len, seed, n_threads,
@@ -736,7 +742,7 @@ def synthetic(
     max_len = max(int(max_path_len), int(cfg.dist[0]) + 1)
     per_cta = int(np.prod(block))
     path_ptr, path = walk_paths(succ_ptr, succ_idx, succ_cum, deviate, cfg.dist, per_cta, int(warp_size), max_len,
-                                int(seed) & _M64, n_threads, dtype=np.uint16 if n_blocks <= 0xFFFF else np.uint32)
+                                int(seed) & _M64, n_threads, dtype=path_dtype(n_blocks))
     return Trace(
         kernel=kernel,
         grid=grid,
