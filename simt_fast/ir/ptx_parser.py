@@ -100,8 +100,7 @@ _BODY_DIRECTIVES = frozenset(
 # Opcode bases that never write a register through operand 0 (operand 0, if a register, is read).
 _NO_DST = frozenset(
     "bar barrier bra brx call ret exit membar fence prefetch prefetchu nanosleep trap pmevent st red "
-    "sust sured cp brkpt griddepcontrol discard applypriority stackrestore setmaxnreg stmatrix "
-    "wgmma tcgen05 multimem".split()
+    "sust sured cp brkpt griddepcontrol discard applypriority stackrestore setmaxnreg stmatrix".split()
 )
 
 # Operand counts of common opcodes (PTX ISA), so a dropped operand is reported by the parser
