@@ -355,3 +355,33 @@ def test_cli_all_functions_and_alias():
     assert "dispatch" in names and any("classify" in n for n in names) and any("mix" in n for n in names)
     m = parse_ptx(HEAD + ".func f()\n{\n\tret;\n}\n.alias g, f;\n.visible .entry e()\n{\n\tcall.uni g;\n\tret;\n}\n")
     assert list(m.functions) == ["f", "e"]
+
+
+def test_flat_register_rules():
+    """dst = operand 0 unless the opcode writes nothing; srcs = guard, then operands left to right, max 3."""
+    from simt_fast.ir import flatten
+
+    src = body(
+        "bar.sync %r1;",                        # a register operand 0 that is read
+        "atom.global.add.u32 %r2, [%rd1], %r3;",
+        "@%p1 fma.rn.f32 %f1, %f2, %f3, %f4;",  # guard first, the 4th source is dropped
+        "st.global.v4.f32 [%rd1+16], {%f1, %f2, %f3, %f4};",
+        "shfl.sync.bfly.b32 %r1|%p0, %r2, 1, 31, -1;",
+        "mov.b64 {%r1, %r2}, %rd1;",
+        "setp.lt.s32 %p1, %r1, %r1;",           # duplicates counted once
+    ).replace(".reg .pred %p<2>;", ".reg .pred %p<2>;\n\t.reg .f32 %f<5>;\n\t.reg .b64 %rd<2>;")
+    k = parse_ptx(src).kernels[0]
+    flat = flatten(k, build_cfg(k))
+    ids = flat["reg_ids"]
+    r = lambda *names: [ids[n] for n in names] + [-1] * (3 - len(names))  # noqa: E731
+    assert flat["dst_reg"][:7].tolist() == [-1, ids["%r2"], ids["%f1"], -1, ids["%r1"], ids["%r1"], ids["%p1"]]
+    assert flat["src_reg"][:7].tolist() == [
+        r("%r1"),
+        r("%rd1", "%r3"),
+        r("%p1", "%f2", "%f3"),
+        r("%rd1", "%f1", "%f2"),
+        r("%r2"),
+        r("%rd1"),
+        r("%r1"),
+    ]
+    assert flat["reg_names"][:4] == ["%r0", "%r1", "%r2", "%r3"]
