@@ -57,6 +57,15 @@ def test_validate_schema_and_missing(tmp_path):
     assert r.exit_code == 2 and "missing.h5 does not exist" in r.output
 
 
+def test_validate_checks_the_stored_digest(tmp_path):
+    p = tmp_path / "t.h5"
+    tiny_trace().save(p)
+    with h5py.File(p, "a") as f:
+        f["threads/path"][5] = 1  # still a valid path, but not what was written
+    r = run("validate", p)
+    assert r.exit_code == 2 and "so the file was modified after it was written" in r.output
+
+
 def test_trace_info(tmp_path):
     p = tmp_path / "t.h5"
     tiny_trace(attrs={"workload": "ifelse"}).save(p)

@@ -16,12 +16,11 @@ def register(app: typer.Typer) -> None:
         files: List[Path] = typer.Argument(..., help="Trace files (.h5) to check."),
     ):
         """Check every invariant of trace files; print one line per file, exit 2 on the first bad one."""
-        from ..trace import Trace, validate
+        from ..trace.validate import validate_file
 
         for path in files:
             with user_errors():
-                trace = Trace.load(path)
-                validate(trace, name=str(path))
+                trace = validate_file(path)
             typer.echo(
                 f"{path}: ok (kernel {trace.kernel}, {trace.n_threads} threads, "
                 f"{trace.n_blocks} blocks, {trace.n_instrs} instructions)"

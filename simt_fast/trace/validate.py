@@ -24,22 +24,20 @@ STEP_CHUNK = 1 << 22
 def validate(trace_or_path: Union[Trace, str, Path], *, name: str | None = None) -> None:
     """Raise TraceError (one sentence) at the first broken invariant; return None if all hold."""
     if isinstance(trace_or_path, Trace):
-        trace = trace_or_path
-        name = name or f"trace of kernel '{trace.kernel}'"
+        _check_trace(trace_or_path, name or f"trace of kernel '{trace_or_path.kernel}'")
     else:
-        from .io import load
+        validate_file(trace_or_path, name=name)
 
-        from .io import read_header
 
-        name = name or str(trace_or_path)
-        trace = load(trace_or_path)
-        stored_digest = read_header(trace_or_path).get("digest")
-    _check_header(trace, name)
-    n_blocks = _check_cfg(trace, name)
-    _check_instrs(trace, name, n_blocks)
-    _check_paths(trace, name, n_blocks)
-    _check_mem(trace, name)
-    if not isinstance(trace_or_path, Trace) and stored_digest:
+def validate_file(path: Union[str, Path], *, name: str | None = None) -> Trace:
+    """Load and fully check a trace file (stored digest included); return the trace."""
+    from .io import load, read_header
+
+    name = name or str(path)
+    trace = load(path)
+    _check_trace(trace, name)
+    stored_digest = read_header(path).get("digest")
+    if stored_digest:
         # Sweeps trust the stored digest to identify the trace; a file edited after writing breaks that.
         actual = trace.digest()
         if str(stored_digest) != actual:
@@ -47,6 +45,15 @@ def validate(trace_or_path: Union[Trace, str, Path], *, name: str | None = None)
                 f"{name}: the stored digest {str(stored_digest)[:12]} does not match the content's "
                 f"{actual[:12]}, so the file was modified after it was written"
             )
+    return trace
+
+
+def _check_trace(trace: Trace, name: str) -> None:
+    _check_header(trace, name)
+    n_blocks = _check_cfg(trace, name)
+    _check_instrs(trace, name, n_blocks)
+    _check_paths(trace, name, n_blocks)
+    _check_mem(trace, name)
 
 
 # ---------------------------------------------------------------------------------------------
