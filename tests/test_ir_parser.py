@@ -385,3 +385,17 @@ def test_flat_register_rules():
         r("%r1"),
     ]
     assert flat["reg_names"][:4] == ["%r0", "%r1", "%r2", "%r3"]
+
+
+def test_cli_inline_shows_the_trace_cfg():
+    """--inline: the CFG after direct calls are inlined (what a trace of the kernel records)."""
+    from simt_fast.ir.inline import inline_calls
+
+    path = DATA.parent.parent.parent / "data/ptx/corpus/switch_calls.O3.ptx"
+    res = runner.invoke(app, ["cfg", str(path), "--kernel", "dispatch", "--inline", "--json"])
+    assert res.exit_code == 0, res.output
+    (k,) = json.loads(res.stdout)["kernels"]
+    m = parse_ptx(path)
+    inlined = build_cfg(inline_calls(m, m.find_kernel("dispatch")))
+    assert [b["succs"] for b in k["blocks"]] == [b.succs for b in inlined.blocks]
+    assert len(k["blocks"]) > build_cfg(m.find_kernel("dispatch")).n_blocks

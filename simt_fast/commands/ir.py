@@ -72,6 +72,7 @@ def register(app: typer.Typer) -> None:
         output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write JSON/DOT to this file instead of stdout."),
         all_functions: bool = typer.Option(False, "--all", help="Also show device functions (.func), not only kernels."),
         instructions: bool = typer.Option(False, "--instructions", help="With --dot: list each block's PTX in its node."),
+        inline: bool = typer.Option(False, "--inline", help="Inline direct calls first: the CFG a trace of the kernel uses."),
     ):
         """Basic blocks of each kernel with successors, immediate post-dominators and loop headers."""
         from ..ir import build_cfg, parse_ptx
@@ -90,6 +91,10 @@ def register(app: typer.Typer) -> None:
                 funcs = module.kernels
             if not funcs:
                 fail(f"{ptx_file}: the module has no kernels (.entry); --all shows device functions")
+            if inline:
+                from ..ir.inline import inline_calls
+
+                funcs = [inline_calls(module, f) for f in funcs]
             cfgs = [(f, build_cfg(f)) for f in funcs]
             if as_json:
                 text = json.dumps({"kernels": [cfg_summary(f, c) for f, c in cfgs]}, indent=2) + "\n"
