@@ -77,6 +77,17 @@ def test_newer_schema_version_is_refused(tmp_path):
         Trace.load(p)  # the reader refuses it too, not only validate
 
 
+def test_minor_schema_versions_are_read(tmp_path):
+    p = tmp_path / "t.h5"
+    tiny_trace().save(p)
+    with h5py.File(p, "a") as f:
+        f.attrs["schema"] = "simt-fast/trace/1.3"  # additive changes keep the major version
+    validate(p)
+    with h5py.File(p, "a") as f:
+        f.attrs["schema"] = "simt-fast/trace/one"
+    reject(p, r"has malformed schema 'simt-fast/trace/one' \(expected 'simt-fast/trace/1'\)")
+
+
 def test_other_schema_family_is_refused(tmp_path):
     p = tmp_path / "r.h5"
     tiny_trace().save(p)
