@@ -154,3 +154,10 @@ def test_check_reports_a_modified_input(workload):
     flat[0] = flat[0] + 1 if np.issubdtype(flat.dtype, np.number) else flat[0]
     with pytest.raises(AssertionError, match=f"input buffer '{spec.arg_names[i]}' was modified"):
         workload.check(spec)
+
+
+def test_bad_seed_is_a_value_error():
+    for seed in (-1, 1.5, "3", None):
+        with pytest.raises(ValueError, match="seed must be a non-negative integer"):
+            workloads.get("aes").launch_spec("tiny", seed=seed)
+    assert workloads.get("aes").launch_spec("tiny", seed=np.int64(2)).seed == 2

@@ -97,6 +97,8 @@ class Workload:
     def launch_spec(self, size: str = "tiny", seed: int = 0) -> LaunchSpec:
         if size not in self.sizes:
             raise ValueError(f"workload {self.name!r} has no size {size!r}; valid sizes: {', '.join(self.sizes)}")
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+            raise ValueError(f"workload {self.name!r}: seed must be a non-negative integer, not {seed!r}")
         rng = np.random.default_rng([int(seed), sum(map(ord, self.name))])
         spec = self.make(size, rng)
         spec.grid, spec.block = _as_dim3(spec.grid), _as_dim3(spec.block)

@@ -1,0 +1,47 @@
+"""The committed PTX is what scripts/build_ptx.py makes from today's kernel.cu, and ptxas accepts it.
+
+Needs the CUDA toolkit (developers only; users never run nvcc), so it is skipped without it and,
+as a rebuild takes a few seconds per kernel, runs only when selected (``-m slow`` or
+``SIMT_FAST_SLOW=1``).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import simt_fast.workloads as workloads
+
+ROOT = Path(__file__).resolve().parents[1]
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(shutil.which("nvcc") is None or shutil.which("ptxas") is None,
+                                                  reason="the CUDA toolkit (nvcc, ptxas) is not installed")]
+
+
+@pytest.fixture(autouse=True)
+def _only_when_selected(request):
+    expr = request.config.getoption("markexpr") or ""
+    if not ("slow" in expr and "not slow" not in expr) and os.environ.get("SIMT_FAST_SLOW") != "1":
+        pytest.skip("rebuilds PTX with nvcc: select with -m slow or SIMT_FAST_SLOW=1")
+
+
+@pytest.mark.parametrize("name", workloads.names())
+def test_committed_ptx_is_up_to_date_and_assembles(name, tmp_path):
+    wl = workloads.get(name)
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        import build_ptx
+    finally:
+        sys.path.pop(0)
+    fresh = tmp_path / f"{name}.ptx"
+    cmd = ["nvcc", "-ptx", f"-arch={build_ptx.ARCH}", *build_ptx.LEVELS["O3"], "-I", str(wl.source.parent),
+           str(wl.source), "-o", str(fresh)]  # the script's exact command line
+    res = subprocess.run(cmd, capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    assert fresh.read_text() == wl.ptx_path.read_text(), f"stale PTX: run python scripts/build_ptx.py {name}"
+    res = subprocess.run(["ptxas", "-arch=sm_75", str(wl.ptx_path), "-o", os.devnull], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
