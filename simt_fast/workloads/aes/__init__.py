@@ -13,7 +13,7 @@ import numpy as np
 
 from simt_fast.workloads import LaunchSpec, Workload, fill
 
-SIZES = {"tiny": (256 * 16, 128), "default": (256 * 256, 128)}  # plaintext bytes (an image), block
+SIZES = {"tiny": (256 * 16, 128), "default": (256 * 256, 128), "thesis": (256 * 256, 128)}  # plaintext bytes (an image), block
 
 
 def gf_mul(a: int, b: int) -> int:
@@ -97,6 +97,7 @@ WORKLOAD = Workload(
     description="AES-128 ECB, S-box and key schedule in shared memory, rounds loop (seed 003 §5.3 AES)",
     kernel="aes128_encrypt",
     make=make,
+    sizes=tuple(SIZES),
     reference=reference,
     features=("shared memory + __syncthreads", "byte table lookups", "rounds loop"),
 )

@@ -13,7 +13,7 @@ import numpy as np
 
 from simt_fast.workloads import LaunchSpec, Workload
 
-SIZES = {"tiny": 512, "default": 4096}
+SIZES = {"tiny": 512, "default": 4096, "thesis": 4096}
 BLOCK = 256
 
 
@@ -76,6 +76,7 @@ WORKLOAD = Workload(
     description="BFS level expansion on a random irregular-degree graph (seed 003 §5.3 BFS)",
     kernel="bfs_expand",
     make=make,
+    sizes=tuple(SIZES),
     reference=reference,
     features=("atomics", "warp vote", "irregular loops"),
 )

@@ -54,6 +54,7 @@ WORKLOAD = Workload(
     description="Black-Scholes option pricing, grid-stride loop, CND sign branch (seed 003 §5.3 BS)",
     kernel="blackscholes",
     make=make,
+    sizes=tuple(SIZES),
     reference=reference,
     tolerance={"call": (1e-4, 3e-4), "put": (1e-4, 3e-4)},
     features=("float32", "SFU (exp/log/sqrt)", "grid-stride loop"),

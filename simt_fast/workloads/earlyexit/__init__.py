@@ -55,6 +55,7 @@ WORKLOAD = Workload(
     description="do-while with data-dependent break: early reconvergence example (seed 001)",
     kernel="earlyexit",
     make=make,
+    sizes=tuple(SIZES),
     reference=reference,
     features=("loop with two exits", "32-bit integer mixing"),
 )

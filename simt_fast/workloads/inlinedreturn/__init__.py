@@ -42,6 +42,7 @@ WORKLOAD = Workload(
     description="device function's early return inlined into a loop: two-exit loop (seed 002 Fig. 4)",
     kernel="inlinedreturn",
     make=make,
+    sizes=tuple(SIZES),
     reference=reference,
     features=("unstructured loop exit", "nested variable-trip loops"),
 )

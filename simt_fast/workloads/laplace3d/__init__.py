@@ -15,7 +15,7 @@ from simt_fast.workloads import LaunchSpec, Workload, fill
 BX, BY = 32, 4
 # The thesis uses 100^3 and one iteration; the default keeps 100x100 planes (partial tiles at
 # the x edge) with 48 planes to stay emulator-friendly.
-SIZES = {"tiny": (40, 10, 6), "default": (100, 100, 48)}
+SIZES = {"tiny": (40, 10, 6), "default": (100, 100, 48), "thesis": (100, 100, 100)}
 
 
 def make(size: str, rng: np.random.Generator) -> LaunchSpec:
@@ -43,6 +43,7 @@ WORKLOAD = Workload(
     description="3-D Jacobi/Laplace sweep, shared-memory tiles, boundary branches (seed 003 §5.3 LPS)",
     kernel="laplace3d",
     make=make,
+    sizes=tuple(SIZES),
     reference=reference,
     tolerance={"u_new": (1e-6, 1e-7)},
     features=("shared memory + __syncthreads", "2-D CTAs", "boundary/halo branches"),

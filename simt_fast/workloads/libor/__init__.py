@@ -14,7 +14,7 @@ from simt_fast.workloads import LaunchSpec, Workload, fill
 
 # paths, forward rates, time steps, block (the thesis: 4096 paths, 80 rates, 40 steps; reduced
 # to keep the default launch emulator-friendly)
-SIZES = {"tiny": (128, 16, 8, 64), "default": (2048, 32, 16, 128)}
+SIZES = {"tiny": (128, 16, 8, 64), "default": (2048, 32, 16, 128), "thesis": (4096, 80, 40, 128)}
 N_OPTIONS, DELTA = 15, 0.25
 
 
@@ -59,6 +59,7 @@ WORKLOAD = Workload(
     description="LIBOR market model Monte Carlo paths + swaption payoffs, float64 (seed 003 §5.3 LIB)",
     kernel="libor_path",
     make=make,
+    sizes=tuple(SIZES),
     reference=reference,
     tolerance={"value": (1e-9, 1e-12)},
     features=("float64", "local arrays", "triangular loop nest", "payoff branch"),

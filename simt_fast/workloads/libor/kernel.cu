@@ -6,7 +6,7 @@
 // as time advances), then values a portfolio of receiver swaptions: an option pays only when its
 // swap value is negative (the payoff branch).  The forward rates and the discount/annuity
 // factors live in per-thread local arrays.
-#define MAX_RATES 64
+#define MAX_RATES 96
 
 extern "C" __global__ void libor_path(const double* __restrict__ normals,     // [n_steps][n_paths]
                                       const double* __restrict__ lambda,      // [n_rates] volatility by time-to-reset

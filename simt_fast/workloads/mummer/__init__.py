@@ -5,8 +5,8 @@ reference with point mutations and a few unknown bases ('N' = 4), some fully ran
 is built here (depth-capped suffix trie, breadth of 4 children per node).
 
 Reference (independent of the trie): the longest prefix of ``query[start:]`` that occurs as a
-substring of the reference, capped at the trie depth, found with a set of all reference
-substrings of length <= depth.
+substring of the reference, capped at the trie depth, found by comparing integer codes of all
+query and reference substrings of each length.
 """
 
 from __future__ import annotations
@@ -16,23 +16,37 @@ import numpy as np
 from simt_fast.workloads import LaunchSpec, Workload, fill
 
 # reference length, trie depth, number of queries, query length, block
-SIZES = {"tiny": (1500, 12, 192, 25, 64), "default": (8192, 20, 4096, 25, 128)}
+SIZES = {"tiny": (1500, 12, 192, 25, 64), "default": (8192, 20, 4096, 25, 128),
+         "thesis": (140000, 20, 50000, 25, 128)}
 
 
 def build_trie(reference: np.ndarray, depth: int) -> np.ndarray:
-    """Suffix trie of ``reference`` with every suffix truncated to ``depth`` bases: int32[n, 4]."""
-    children = [[-1, -1, -1, -1]]
-    ref = reference.tolist()
-    for start in range(len(ref)):
-        node = 0
-        for base in ref[start:start + depth]:
-            nxt = children[node][base]
-            if nxt < 0:
-                nxt = len(children)
-                children[node][base] = nxt
-                children.append([-1, -1, -1, -1])
-            node = nxt
-    return np.array(children, np.int32)
+    """Suffix trie of ``reference`` with every suffix truncated to ``depth`` bases: int32[n, 4].
+
+    Built level by level: at depth d every suffix still long enough steps from its node along
+    base reference[start + d]; each distinct (node, base) pair is one new node (breadth-first
+    numbering, root = 0)."""
+    ref = reference.astype(np.int64)
+    starts = np.arange(len(ref))
+    node = np.zeros(len(ref), np.int64)
+    children = [np.full(4, -1, np.int64)]
+    n_nodes = 1
+    for d in range(depth):
+        alive = starts + d < len(ref)
+        starts, node = starts[alive], node[alive]
+        if not len(starts):
+            break
+        key = node * 4 + ref[starts + d]
+        edges, inverse = np.unique(key, return_inverse=True)
+        new_ids = n_nodes + np.arange(len(edges))
+        children.append(np.full(4 * len(edges), -1, np.int64))
+        flat = np.concatenate(children)
+        flat[edges] = new_ids
+        children = [flat]
+        node = new_ids[inverse.ravel()]
+        n_nodes += len(edges)
+    flat = np.concatenate(children)
+    return flat.reshape(-1, 4).astype(np.int32)
 
 
 def make(size: str, rng: np.random.Generator) -> LaunchSpec:
@@ -54,19 +68,24 @@ def make(size: str, rng: np.random.Generator) -> LaunchSpec:
 
 
 def reference(spec: LaunchSpec) -> dict:
-    ref, depth = spec.meta["reference"], spec.meta["depth"]
+    """Longest prefix of each query suffix that occurs in the reference (<= depth), by counting:
+    a length-k substring occurs only if its length-(k-1) prefix does, so the match length at a
+    start is the number of lengths k whose substring is among the reference's length-k
+    substrings (compared as base-4 integer codes)."""
+    ref, depth = spec.meta["reference"].astype(np.int64), spec.meta["depth"]
     n_q, qlen = int(spec.arg("n_queries")), int(spec.arg("query_len"))
-    ref_bytes = ref.tobytes()
-    substrings = {ref_bytes[i:i + k] for k in range(1, depth + 1) for i in range(len(ref_bytes) - k + 1)}
-    queries = spec.arg("queries").reshape(n_q, qlen)
+    queries = spec.arg("queries").reshape(n_q, qlen).astype(np.int64)
     match_len = np.zeros((n_q, qlen), np.int32)
-    for q in range(n_q):
-        qb = queries[q].tobytes()
-        for s in range(qlen):
-            k = 0
-            while s + k < qlen and k < depth and qb[s:s + k + 1] in substrings:
-                k += 1
-            match_len[q, s] = k
+    ref_code = np.zeros(len(ref), np.int64)
+    q_code = np.zeros((n_q, qlen), np.int64)
+    q_ok = np.ones((n_q, qlen), bool)
+    for k in range(1, min(depth, qlen) + 1):
+        # codes of the substrings of length k starting at every position
+        ref_code = ref_code[:len(ref) - k + 1] * 4 + ref[k - 1:]
+        q_code = q_code[:, :qlen - k + 1] * 4 + np.minimum(queries[:, k - 1:], 3)
+        q_ok = q_ok[:, :qlen - k + 1] & (queries[:, k - 1:] <= 3)  # an 'N' matches nothing
+        present = q_ok & np.isin(q_code, np.unique(ref_code))
+        match_len[:, :qlen - k + 1] += present
     best_start = np.argmax(match_len, axis=1)  # first maximum, like the kernel's strict '>'
     best_len = match_len[np.arange(n_q), best_start]
     best = np.stack([best_len, np.where(best_len > 0, best_start, -1)], axis=1).astype(np.int32)
@@ -78,6 +97,7 @@ WORKLOAD = Workload(
     description="MUMmer-like query matching by suffix-trie pointer chasing (seed 003 §5.3 MUM)",
     kernel="mummer_match",
     make=make,
+    sizes=tuple(SIZES),
     reference=reference,
     features=("pointer chasing", "data-dependent loop exits", "byte loads"),
 )

@@ -14,7 +14,7 @@ import numpy as np
 from simt_fast.workloads import LaunchSpec, Workload, fill
 
 IN_MAPS, OUT_MAPS, IN_W, OUT_W, KW, STRIDE = 6, 16, 13, 5, 5, 2
-SAMPLES = {"tiny": 1, "default": 28}  # the thesis tests 28 MNIST digits in parallel
+SAMPLES = {"tiny": 1, "default": 28, "thesis": 28}  # the thesis tests 28 MNIST digits in parallel
 
 
 def connection_table() -> np.ndarray:
@@ -67,6 +67,7 @@ WORKLOAD = Workload(
     description="LeNet-style sparse conv layer in one-thread CTAs (seed 003 §5.3 NN)",
     kernel="nn_conv_layer",
     make=make,
+    sizes=tuple(SAMPLES),
     reference=reference,
     tolerance={"output": (0.0, 2e-4)},
     features=("one-thread blocks", "constant memory", "float32 fma"),

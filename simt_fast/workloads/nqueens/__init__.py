@@ -13,7 +13,7 @@ import numpy as np
 
 from simt_fast.workloads import LaunchSpec, Workload, fill
 
-SIZES = {"tiny": (8, 3, 64), "default": (10, 3, 64)}  # N, prefix rows, block (multiple of 32)
+SIZES = {"tiny": (8, 3, 64), "default": (10, 3, 64), "thesis": (10, 3, 64)}  # N, prefix rows, block (multiple of 32)
 
 
 def safe(cols: list, c: int) -> bool:
@@ -70,6 +70,7 @@ WORKLOAD = Workload(
     description="N-Queens backtracking with an explicit local-memory stack (seed 003 §5.3 NQU)",
     kernel="nqueens",
     make=make,
+    sizes=tuple(SIZES),
     reference=reference,
     features=("local arrays", "warp shuffle", "64-bit atomics", "deep irregular divergence"),
 )

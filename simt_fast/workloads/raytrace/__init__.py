@@ -15,7 +15,7 @@ from simt_fast.workloads import LaunchSpec, Workload, fill
 
 F = np.float32
 MAX_DEPTH, EPS, FAR, AMBIENT, MIN_WEIGHT = 5, F(1e-3), F(1000.0), F(0.1), F(0.02)
-SIZES = {"tiny": (32, 32, 6), "default": (128, 128, 10)}  # width, height, spheres
+SIZES = {"tiny": (32, 32, 6), "default": (128, 128, 10), "thesis": (256, 256, 10)}  # width, height, spheres
 BLOCK = (16, 8)
 
 
@@ -141,6 +141,7 @@ WORKLOAD = Workload(
     description="Whitted ray tracer, spheres + checkered floor, shadows, <=5 reflections (seed 003 §5.3 RAY)",
     kernel="raytrace",
     make=make,
+    sizes=tuple(SIZES),
     reference=reference,
     tolerance={"image": (0.0, 1e-5)},
     features=("float32 (rounded intrinsics)", "nested loops with early exits", "2-D grid"),

@@ -42,6 +42,7 @@ WORKLOAD = Workload(
     description="(a && b) || (c && d) short-circuit branch: unstructured CFG (seed 002 Fig. 3)",
     kernel="shortcircuit",
     make=make,
+    sizes=tuple(SIZES),
     reference=reference,
     features=("unstructured control flow", "dependent loads in conditions"),
 )

@@ -106,6 +106,7 @@ WORKLOAD = Workload(
     description="goto-based lexer state machine, one text line per thread (unstructured, seeds 002/004)",
     kernel="statemachine",
     make=make,
+    sizes=tuple(SIZES),
     reference=reference,
     features=("goto state machine", "byte loads", "many loop entries/exits"),
 )

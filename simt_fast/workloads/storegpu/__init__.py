@@ -20,7 +20,7 @@ import numpy as np
 
 from simt_fast.workloads import LaunchSpec, Workload, fill
 
-SIZES = {"tiny": (16 * 1024, 128), "default": (192 * 1024, 128)}  # bytes (thesis: 192 KB), block
+SIZES = {"tiny": (16 * 1024, 128), "default": (192 * 1024, 128), "thesis": (192 * 1024, 128)}  # bytes (thesis: 192 KB), block
 SEGMENT, MIN_CHUNK, MASK_BITS, WINDOW = 256, 16, 5, 64
 MASK = ((1 << MASK_BITS) - 1) << (64 - MASK_BITS)
 FNV_OFFSET, FNV_PRIME = 0xCBF29CE484222325, 0x100000001B3
@@ -115,6 +115,7 @@ WORKLOAD = Workload(
     description="Content-defined chunking (gear rolling hash) + chunk digests (seed 003 §5.3 STO)",
     kernel="storegpu_chunk",
     make=make,
+    sizes=tuple(SIZES),
     reference=reference,
     features=("64-bit integer math", "constant memory table", "atomics", "data-dependent boundaries"),
 )
