@@ -1,0 +1,1001 @@
+"""Numba timing kernel for the mechanisms whose threads move between warps: dwf, en-dwf, tbc.
+
+Why a kernel of its own: the IPDOM-family core (``core.py``) keeps a warp as a fixed set of lanes
+of one CTA (thread = ``tbase + lane``) with a per-warp register scoreboard. Dynamic warp formation
+and thread block compaction regroup threads, so here a warp is a *slot array* (``wsl[w, s]`` =
+global thread id in slot ``s``, ``-1`` = hole; slot ``s`` sits in lane ``s % simd_width``), and the
+scoreboard is per thread (a thread's registers live in its lane's bank and follow it). Everything
+else is the core's machine: SIMD occupancy (``ceil(warp_size / simd_width)`` cycles, or the active
+quarters under hws), issue scheduling, per-CTA barriers, CTA dispatch/replacement, event skipping
+and the same statistics. The rules are in ``docs/formation.md`` and in the plain-Python models
+``simt_fast.sim.reference.dwf_mech`` / ``tbc`` that this kernel must match event for event.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._jit import jit
+from .dwf import _merge_into
+from .hws import _squeeze_scratch
+
+DWF = 7
+EN_DWF = 8
+TBC = 9
+
+HOLE = -1
+INF = np.int64(1) << 62
+
+# warp fields (wf[w, F_*])
+F_USED = 0
+F_ID = 1  # id reported in events
+F_AGE = 2  # creation order (round robin, oldest first)
+F_BLK = 3
+F_OFF = 4
+F_NB = 5  # not before: one issue per cycle, new warps from the next cycle
+F_STATE = 6  # 0 ready, 1 bar.sync, 2 tbc: at a branch, 3 tbc: at the entry's RPC
+F_BART = 7
+F_CTA = 8  # tbc: owning CTA
+F_N = 9  # threads in the warp
+F_READY = 10  # cached earliest issue cycle of its next instruction (F_NB and operands)
+F_NF = 11
+
+# counters (g[G_*]); the wrapper maps them onto Stats
+G_CYCLES = 0
+G_WARP_INSTS = 1
+G_THREAD_INSTS = 2
+G_IDLE = 3
+G_MAX_STACK = 4
+G_MERGES = 5
+G_LANE_CONFLICTS = 6
+G_BARWAIT = 7
+G_ERR = 8
+G_ERR_CYCLE = 9
+G_ERR_WARP = 10
+G_ERR_BLK = 11
+G_ERR_NEXT = 12
+G_NEVENTS = 13
+G_EV_OVERFLOW = 14
+G_AGE = 15
+G_ID = 16
+G_N = 17
+
+ERR_DEADLOCK = 1
+ERR_NO_PROGRESS = 2
+ERR_MAX_CYCLES = 3
+ERR_TABLE_OVERFLOW = 4
+ERR_BAD_EDGE = 5
+
+EV_WIDTH = 7  # [cycle, warp id, blk, off, mask, slot checksum, active]
+
+
+def slot_checksum(slots) -> int:
+    """Identity of a slot array in the event log: sum of (thread + 1) * (slot + 1)."""
+    return int(sum((int(t) + 1) * (s + 1) for s, t in enumerate(slots) if t >= 0))
+
+
+# ------------------------------------------------------------------------------------------------
+# small helpers
+# ------------------------------------------------------------------------------------------------
+@jit
+def _row(t, tpc, cslot):
+    """Scoreboard row of thread ``t``: its CTA's residency slot times tpc plus its CTA-local id."""
+    return cslot[t // tpc] * tpc + t % tpc
+
+
+@jit
+def _ready(wf, wsl, w, W, reg_ready, tpc, cslot, block_start, src_reg):
+    instr = block_start[wf[w, F_BLK]] + wf[w, F_OFF]
+    t_ready = wf[w, F_NB]
+    for j in range(3):
+        r = src_reg[instr, j]
+        if r < 0:
+            continue
+        for s in range(W):
+            t = wsl[w, s]
+            if t >= 0:
+                rr = reg_ready[_row(t, tpc, cslot), r]
+                if rr > t_ready:
+                    t_ready = rr
+    wf[w, F_READY] = t_ready
+
+
+@jit
+def _new_warp(wf, wsl, w, g, blk, nb, cta):
+    wf[w, F_USED] = 1
+    wf[w, F_ID] = g[G_ID]
+    g[G_ID] += 1
+    wf[w, F_AGE] = g[G_AGE]
+    g[G_AGE] += 1
+    wf[w, F_BLK] = blk
+    wf[w, F_OFF] = 0
+    wf[w, F_NB] = nb
+    wf[w, F_STATE] = 0
+    wf[w, F_BART] = 0
+    wf[w, F_CTA] = cta
+    wf[w, F_N] = 0
+
+
+@jit
+def _quarters(wsl, w, W, sw):
+    n_q = (W + sw - 1) // sw
+    q_act = 0
+    for q in range(n_q):
+        for s in range(q * sw, min(W, (q + 1) * sw)):
+            if wsl[w, s] >= 0:
+                q_act += 1
+                break
+    return q_act
+
+
+@jit
+def _step(wf, wsl, w, W, pos, path, succ_ptr, succ_idx, g, now):
+    """Every thread of warp ``w`` finished its block: advance its path cursor (checking the edge)."""
+    b = wf[w, F_BLK]
+    for s in range(W):
+        t = wsl[w, s]
+        if t < 0:
+            continue
+        pos[t] += 1
+        n = path[pos[t]]
+        ok = False
+        for e in range(succ_ptr[b], succ_ptr[b + 1]):
+            if succ_idx[e] == n:
+                ok = True
+                break
+        if not ok:
+            g[G_ERR] = ERR_BAD_EDGE
+            g[G_ERR_WARP] = t
+            g[G_ERR_BLK] = b
+            g[G_ERR_NEXT] = n
+            g[G_ERR_CYCLE] = now
+            return ERR_BAD_EDGE
+    return 0
+
+
+@jit
+def _first_succ(succ_idx, lo, e):
+    """Is successor edge ``e`` the first edge of its block to target ``succ_idx[e]`` (brx duplicates)?"""
+    for e2 in range(lo, e):
+        if succ_idx[e2] == succ_idx[e]:
+            return False
+    return True
+
+
+# ------------------------------------------------------------------------------------------------
+# dwf / en-dwf: the warp pool
+# ------------------------------------------------------------------------------------------------
+@jit
+def _pool_remove(pool, pool_n, sm, w):
+    n = pool_n[sm]
+    for j in range(n):
+        if pool[sm, j] == w:
+            for q in range(j, n - 1):
+                pool[sm, q] = pool[sm, q + 1]
+            pool_n[sm] = n - 1
+            return
+
+
+@jit
+def _alloc(wf, free, free_n, sm):
+    """A free warp record of ``sm`` (records are never short: a warp holds at least one thread)."""
+    free_n[sm] -= 1
+    return free[sm, free_n[sm]]
+
+
+@jit
+def _release_warp(wf, free, free_n, sm, w):
+    wf[w, F_USED] = 0
+    free[sm, free_n[sm]] = w
+    free_n[sm] += 1
+
+
+@jit
+def _place(enhanced, sm, male, s, now, exclude, wf, wsl, pool, pool_n, W, sw, out, g, reg_ready, tpc, cslot,
+           block_start, src_reg):
+    """Merge the male group into the forming warps at (s, 0), oldest first; returns threads left."""
+    left = 0
+    for slot in range(W):
+        if male[slot] >= 0:
+            left += 1
+    any_forming = False
+    for j in range(pool_n[sm]):
+        f = pool[sm, j]
+        if f == exclude or wf[f, F_BLK] != s or wf[f, F_OFF] != 0 or wf[f, F_STATE] != 0:
+            continue
+        any_forming = True
+        if enhanced:
+            # seed 003 Appendix B: the whole male fits when every conflict finds a hole of its lane
+            ok, n_conf, n_moved = _merge_into(male, wsl[f], out, sw, True)
+            if ok:
+                for slot in range(W):
+                    wsl[f, slot] = out[slot]
+                wf[f, F_N] += left
+                if now + 1 > wf[f, F_NB]:
+                    wf[f, F_NB] = now + 1
+                _ready(wf, wsl, f, W, reg_ready, tpc, cslot, block_start, src_reg)
+                g[G_MERGES] += 1
+                return 0
+        # DWF (Fung et al. 2007, lane-aware): a thread joins if its own slot is free there
+        joined = 0
+        for slot in range(W):
+            if male[slot] >= 0 and wsl[f, slot] < 0:
+                wsl[f, slot] = male[slot]
+                male[slot] = HOLE
+                joined += 1
+        if joined > 0:
+            wf[f, F_N] += joined
+            left -= joined
+            if now + 1 > wf[f, F_NB]:
+                wf[f, F_NB] = now + 1
+            _ready(wf, wsl, f, W, reg_ready, tpc, cslot, block_start, src_reg)
+            g[G_MERGES] += 1
+        if left == 0:
+            return 0
+    if any_forming:
+        g[G_LANE_CONFLICTS] += left
+    return left
+
+
+@jit
+def _dwf_finish(enhanced, hws, sm, w, now, wf, wsl, pool, pool_n, free, free_n, W, sw, pos, path, succ_ptr,
+                succ_idx, exit_b, tpc, cta_live, orig, male, out, sq, counts, order, g, reg_ready, cslot,
+                block_start, src_reg):
+    err = _step(wf, wsl, w, W, pos, path, succ_ptr, succ_idx, g, now)
+    if err:
+        return err
+    b = wf[w, F_BLK]
+    for slot in range(W):
+        orig[slot] = wsl[w, slot]
+    keep = True  # the first group that opens a warp keeps this warp's record, id and age
+    lo = succ_ptr[b]
+    for e in range(lo, succ_ptr[b + 1]):
+        s = succ_idx[e]
+        if not _first_succ(succ_idx, lo, e):
+            continue
+        n = 0
+        for slot in range(W):
+            t = orig[slot]
+            if t >= 0 and path[pos[t]] == s:
+                male[slot] = t
+                n += 1
+            else:
+                male[slot] = HOLE
+        if n == 0:
+            continue
+        if s == exit_b:
+            for slot in range(W):
+                if male[slot] >= 0:
+                    cta_live[male[slot] // tpc] -= 1
+            continue
+        if hws:
+            # seed 003 §4.4 step 1: squeeze the male warp before it meets the pool
+            _squeeze_scratch(male, sq, sw, counts, order)
+            for slot in range(W):
+                male[slot] = sq[slot]
+        left = _place(enhanced, sm, male, s, now, w, wf, wsl, pool, pool_n, W, sw, out, g, reg_ready, tpc, cslot,
+                      block_start, src_reg)
+        if left == 0:
+            continue
+        if keep:
+            nw = w
+            wf[w, F_BLK] = s
+            wf[w, F_OFF] = 0
+            wf[w, F_NB] = now + 1
+            keep = False
+        else:
+            nw = _alloc(wf, free, free_n, sm)
+            _new_warp(wf, wsl, nw, g, s, now + 1, -1)
+            pool[sm, pool_n[sm]] = nw
+            pool_n[sm] += 1
+        for slot in range(W):
+            wsl[nw, slot] = male[slot]
+        wf[nw, F_N] = left
+        _ready(wf, wsl, nw, W, reg_ready, tpc, cslot, block_start, src_reg)
+    if keep:
+        _pool_remove(pool, pool_n, sm, w)
+        _release_warp(wf, free, free_n, sm, w)
+    return 0
+
+
+@jit
+def _dwf_barrier(sm, w, now, wf, wsl, pool, pool_n, free, free_n, W, tpc, cta_arr, tmp, ctas, g):
+    """bar.sync keeps its per-CTA meaning: a warp that mixes CTAs waits as one warp per CTA.
+
+    Writes the CTAs found (ascending) to ``ctas``; returns how many.
+    """
+    for slot in range(W):
+        tmp[slot] = wsl[w, slot]
+    n_ctas = 0
+    while True:
+        cta = -1
+        for slot in range(W):  # the lowest CTA id still in tmp
+            t = tmp[slot]
+            if t >= 0 and (cta < 0 or t // tpc < cta):
+                cta = t // tpc
+        if cta < 0:
+            break
+        if n_ctas == 0:
+            part = w
+        else:
+            part = _alloc(wf, free, free_n, sm)
+            _new_warp(wf, wsl, part, g, wf[w, F_BLK], wf[w, F_NB], -1)
+            wf[part, F_OFF] = wf[w, F_OFF]
+            pool[sm, pool_n[sm]] = part
+            pool_n[sm] += 1
+        ctas[n_ctas] = cta
+        n_ctas += 1
+        n = 0
+        for slot in range(W):
+            t = tmp[slot]
+            if t >= 0 and t // tpc == cta:
+                wsl[part, slot] = t
+                tmp[slot] = HOLE
+                n += 1
+            else:
+                wsl[part, slot] = HOLE
+        wf[part, F_N] = n
+        wf[part, F_STATE] = 1
+        wf[part, F_BART] = now
+        wf[part, F_CTA] = cta
+        cta_arr[cta] += n
+    return n_ctas
+
+
+# ------------------------------------------------------------------------------------------------
+# tbc: one reconvergence stack per CTA
+# ------------------------------------------------------------------------------------------------
+@jit
+def _tbc_clear(wf, base, wpc):
+    for i in range(wpc):
+        wf[base + i, F_USED] = 0
+
+
+@jit
+def _tbc_activate(cs, base, cta, nb, wf, wsl, depth, ent_pc, ent_rpc, ent_nw, lay, wpc, W, pos, path, exit_b, g,
+                  reg_ready, tpc, cslot, block_start, src_reg):
+    """Start or resume the top entry with its layout (minus exited threads); pop finished entries."""
+    while depth[cs] > 0:
+        d = depth[cs] - 1
+        if ent_pc[cs, d] != ent_rpc[cs, d]:
+            i = 0
+            for k in range(ent_nw[cs, d]):
+                n = 0
+                for s in range(W):
+                    t = lay[cs, d, k, s]
+                    if t >= 0 and path[pos[t]] != exit_b:
+                        wsl[base + i, s] = t
+                        n += 1
+                    else:
+                        wsl[base + i, s] = HOLE
+                if n > 0:
+                    _new_warp(wf, wsl, base + i, g, ent_pc[cs, d], nb, cta)
+                    wf[base + i, F_N] = n
+                    _ready(wf, wsl, base + i, W, reg_ready, tpc, cslot, block_start, src_reg)
+                    i += 1
+            if i > 0:
+                return
+        depth[cs] = d  # nothing left to run, or it is at its reconvergence point already
+
+
+@jit
+def _tbc_check_done(cs, base, cta, now, wf, wsl, depth, ent_pc, ent_rpc, ent_nw, lay, wpc, W, pos, path, exit_b,
+                    g, reg_ready, tpc, cslot, block_start, src_reg):
+    for i in range(wpc):
+        w = base + i
+        if wf[w, F_USED] and wf[w, F_N] > 0 and wf[w, F_STATE] != 3:
+            return
+    _tbc_clear(wf, base, wpc)
+    depth[cs] -= 1
+    _tbc_activate(cs, base, cta, now + 1, wf, wsl, depth, ent_pc, ent_rpc, ent_nw, lay, wpc, W, pos, path, exit_b,
+                  g, reg_ready, tpc, cslot, block_start, src_reg)
+
+
+@jit
+def _tbc_finish(w, now, wf, wsl, W, wpc, pos, path, succ_ptr, succ_idx, exit_b, ipdom, tpc, cta_live, depth, ent_pc,
+                ent_rpc, ent_nw, lay, cnt, g, reg_ready, cslot, block_start, src_reg, WS):
+    err = _step(wf, wsl, w, W, pos, path, succ_ptr, succ_idx, g, now)
+    if err:
+        return err
+    b = wf[w, F_BLK]
+    for s in range(W):
+        t = wsl[w, s]
+        if t >= 0 and path[pos[t]] == exit_b:
+            cta_live[t // tpc] -= 1
+            wsl[w, s] = HOLE
+            wf[w, F_N] -= 1
+    cta = wf[w, F_CTA]
+    cs = cslot[cta]
+    base = (w // WS) * WS + (cs % (WS // wpc)) * wpc
+    top = depth[cs] - 1
+    lo = succ_ptr[b]
+    n_targets = 0
+    for e in range(lo, succ_ptr[b + 1]):
+        if _first_succ(succ_idx, lo, e):
+            n_targets += 1
+    if n_targets > 1:
+        wf[w, F_STATE] = 2  # TBC: the whole entry synchronises at a potentially divergent branch
+        return _tbc_resolve(cs, base, cta, b, now, wf, wsl, W, wpc, pos, path, succ_ptr, succ_idx, exit_b, ipdom,
+                            depth, ent_pc, ent_rpc, ent_nw, lay, cnt, g, reg_ready, tpc, cslot, block_start, src_reg)
+    s = succ_idx[lo]
+    if wf[w, F_N] == 0:
+        wf[w, F_USED] = 0
+    elif s == ent_rpc[cs, top]:
+        wf[w, F_BLK] = s
+        wf[w, F_OFF] = 0
+        wf[w, F_STATE] = 3
+    else:
+        wf[w, F_BLK] = s
+        wf[w, F_OFF] = 0
+        wf[w, F_NB] = now + 1
+        _ready(wf, wsl, w, W, reg_ready, tpc, cslot, block_start, src_reg)
+    _tbc_check_done(cs, base, cta, now, wf, wsl, depth, ent_pc, ent_rpc, ent_nw, lay, wpc, W, pos, path, exit_b, g,
+                    reg_ready, tpc, cslot, block_start, src_reg)
+    return 0
+
+
+@jit
+def _tbc_resolve(cs, base, cta, b, now, wf, wsl, W, wpc, pos, path, succ_ptr, succ_idx, exit_b, ipdom, depth, ent_pc,
+                 ent_rpc, ent_nw, lay, cnt, g, reg_ready, tpc, cslot, block_start, src_reg):
+    """Once every warp of the top entry waits at the branch: go on together, or compact per target."""
+    for i in range(wpc):
+        w = base + i
+        if wf[w, F_USED] and wf[w, F_N] > 0 and wf[w, F_STATE] != 2:
+            return 0
+    top = depth[cs] - 1
+    lo = succ_ptr[b]
+    n_groups = 0
+    only = -1
+    for e in range(lo, succ_ptr[b + 1]):
+        s = succ_idx[e]
+        if s == exit_b or not _first_succ(succ_idx, lo, e):
+            continue
+        found = False
+        for i in range(wpc):
+            w = base + i
+            if wf[w, F_USED] and wf[w, F_N] > 0:
+                for sl in range(W):
+                    t = wsl[w, sl]
+                    if t >= 0 and path[pos[t]] == s:
+                        found = True
+                        break
+            if found:
+                break
+        if found:
+            n_groups += 1
+            only = s
+    if n_groups <= 1:
+        for i in range(wpc):
+            w = base + i
+            if not wf[w, F_USED]:
+                continue
+            if wf[w, F_N] == 0:
+                wf[w, F_USED] = 0
+            elif only == ent_rpc[cs, top]:
+                wf[w, F_BLK] = only
+                wf[w, F_OFF] = 0
+                wf[w, F_STATE] = 3
+            else:
+                wf[w, F_BLK] = only
+                wf[w, F_OFF] = 0
+                wf[w, F_STATE] = 0
+                wf[w, F_NB] = now + 1
+                _ready(wf, wsl, w, W, reg_ready, tpc, cslot, block_start, src_reg)
+        _tbc_check_done(cs, base, cta, now, wf, wsl, depth, ent_pc, ent_rpc, ent_nw, lay, wpc, W, pos, path, exit_b,
+                        g, reg_ready, tpc, cslot, block_start, src_reg)
+        return 0
+    r = ipdom[b]
+    # the entry waits at the IPDOM; its current warps are the layout restored there
+    ent_pc[cs, top] = r
+    k = 0
+    for i in range(wpc):
+        w = base + i
+        if wf[w, F_USED] and wf[w, F_N] > 0:
+            for sl in range(W):
+                lay[cs, top, k, sl] = wsl[w, sl]
+            k += 1
+    ent_nw[cs, top] = k
+    for e in range(lo, succ_ptr[b + 1]):
+        s = succ_idx[e]
+        if s == exit_b or s == r or not _first_succ(succ_idx, lo, e):
+            continue
+        # lane-aware compaction: the k-th thread with home slot sl (warp order) goes to new warp k
+        for sl in range(W):
+            cnt[sl] = 0
+        nw = 0
+        d = depth[cs]
+        if d >= ent_pc.shape[1]:
+            g[G_ERR] = ERR_TABLE_OVERFLOW
+            g[G_ERR_CYCLE] = now
+            return ERR_TABLE_OVERFLOW
+        for i in range(wpc):
+            w = base + i
+            if not (wf[w, F_USED] and wf[w, F_N] > 0):
+                continue
+            for sl in range(W):
+                t = wsl[w, sl]
+                if t >= 0 and path[pos[t]] == s:
+                    if cnt[sl] >= nw:
+                        for sl2 in range(W):
+                            lay[cs, d, nw, sl2] = HOLE
+                        nw += 1
+                    lay[cs, d, cnt[sl], sl] = t
+                    cnt[sl] += 1
+        if nw == 0:
+            continue
+        ent_pc[cs, d] = s
+        ent_rpc[cs, d] = r
+        ent_nw[cs, d] = nw
+        depth[cs] = d + 1
+    if depth[cs] > g[G_MAX_STACK]:
+        g[G_MAX_STACK] = depth[cs]
+    _tbc_clear(wf, base, wpc)
+    _tbc_activate(cs, base, cta, now + 1, wf, wsl, depth, ent_pc, ent_rpc, ent_nw, lay, wpc, W, pos, path, exit_b, g,
+                  reg_ready, tpc, cslot, block_start, src_reg)
+    return 0
+
+
+# ------------------------------------------------------------------------------------------------
+# issue, barriers, scheduling
+# ------------------------------------------------------------------------------------------------
+@jit
+def _finish(mech, hws, sm, w, now, wf, wsl, pool, pool_n, free, free_n, W, sw, wpc, WS, pos, path, succ_ptr,
+            succ_idx, exit_b, ipdom, tpc, cta_live, depth, ent_pc, ent_rpc, ent_nw, lay, scr, sq_i, g, reg_ready,
+            cslot, block_start, src_reg):
+    if mech == TBC:
+        return _tbc_finish(w, now, wf, wsl, W, wpc, pos, path, succ_ptr, succ_idx, exit_b, ipdom, tpc, cta_live,
+                           depth, ent_pc, ent_rpc, ent_nw, lay, scr[0], g, reg_ready, cslot, block_start, src_reg, WS)
+    return _dwf_finish(mech == EN_DWF, hws, sm, w, now, wf, wsl, pool, pool_n, free, free_n, W, sw, pos, path,
+                       succ_ptr, succ_idx, exit_b, tpc, cta_live, scr[0], scr[1], scr[2], scr[3], sq_i[0], sq_i[1], g,
+                       reg_ready, cslot, block_start, src_reg)
+
+
+@jit
+def _release(mech, hws, sm, cta, now, wf, wsl, pool, pool_n, free, free_n, W, sw, wpc, WS, pos, path, succ_ptr,
+             succ_idx, exit_b, ipdom, tpc, cta_live, cta_arr, depth, ent_pc, ent_rpc, ent_nw, lay, scr, sq_i, g,
+             reg_ready, cslot, block_start, src_reg):
+    """bar.sync: once every live thread of the CTA has arrived, its waiting warps move on (oldest first)."""
+    NW = wf.shape[0] // (pool.shape[0])
+    while cta_arr[cta] > 0 and cta_arr[cta] == cta_live[cta]:
+        cta_arr[cta] = 0
+        while True:
+            best = -1
+            for j in range(NW):
+                w = sm * NW + j
+                if wf[w, F_USED] and wf[w, F_STATE] == 1 and wf[w, F_CTA] == cta:
+                    if best < 0 or wf[w, F_AGE] < wf[best, F_AGE]:
+                        best = w
+            if best < 0:
+                break
+            wf[best, F_STATE] = 0
+            g[G_BARWAIT] += now - wf[best, F_BART]
+            wf[best, F_NB] = now + 1
+            err = _finish(mech, hws, sm, best, now, wf, wsl, pool, pool_n, free, free_n, W, sw, wpc, WS, pos, path,
+                          succ_ptr, succ_idx, exit_b, ipdom, tpc, cta_live, depth, ent_pc, ent_rpc, ent_nw, lay, scr,
+                          sq_i, g, reg_ready, cslot, block_start, src_reg)
+            if err:
+                return err
+    return 0
+
+
+@jit
+def _issue(mech, hws, sm, w, now, wf, wsl, pool, pool_n, free, free_n, W, sw, n_q, wpc, WS, pos, path, succ_ptr,
+           succ_idx, exit_b, ipdom, tpc, cta_live, cta_arr, depth, ent_pc, ent_rpc, ent_nw, lay, scr, sq_i, g,
+           reg_ready, cslot, block_start, src_reg, op_class, dst_reg, lat, has_bar, occ_hist, q_hist, ev):
+    """Issue warp ``w``'s next instruction; returns its SIMD occupancy in cycles (or -error)."""
+    active = wf[w, F_N]
+    q_act = _quarters(wsl, w, W, sw)
+    width = q_act if hws else n_q  # seed 003 §4.2: only the active quarter-warps go down the pipe
+    b = wf[w, F_BLK]
+    off = wf[w, F_OFF]
+    g[G_WARP_INSTS] += 1
+    g[G_THREAD_INSTS] += active
+    occ_hist[active] += 1
+    q_hist[q_act] += 1
+    if ev.shape[0] > 0:
+        n = g[G_NEVENTS]
+        if n >= ev.shape[0]:
+            g[G_EV_OVERFLOW] = 1
+        else:
+            mask = np.int64(0)
+            csum = np.int64(0)
+            for s in range(W):
+                t = wsl[w, s]
+                if t >= 0:
+                    mask |= np.int64(1) << s
+                    csum += (t + 1) * (s + 1)
+            ev[n, 0] = now
+            ev[n, 1] = wf[w, F_ID]
+            ev[n, 2] = b
+            ev[n, 3] = off
+            ev[n, 4] = mask
+            ev[n, 5] = csum
+            ev[n, 6] = active
+            g[G_NEVENTS] = n + 1
+    instr = block_start[b] + off
+    latency = lat[op_class[instr]]
+    r = dst_reg[instr]
+    if r >= 0:
+        for s in range(W):
+            t = wsl[w, s]
+            if t >= 0:
+                reg_ready[_row(t, tpc, cslot), r] = now + latency
+    done_t = now + (latency if latency > width else width)
+    if done_t > g[G_CYCLES]:
+        g[G_CYCLES] = done_t
+    wf[w, F_NB] = now + 1
+    if off + 1 < block_start[b + 1] - block_start[b]:
+        wf[w, F_OFF] = off + 1
+        _ready(wf, wsl, w, W, reg_ready, tpc, cslot, block_start, src_reg)
+        return width
+    if has_bar[b]:
+        if mech == TBC:
+            cta = wf[w, F_CTA]
+            wf[w, F_STATE] = 1
+            wf[w, F_BART] = now
+            cta_arr[cta] += active
+            err = _release(mech, hws, sm, cta, now, wf, wsl, pool, pool_n, free, free_n, W, sw, wpc, WS, pos, path,
+                           succ_ptr, succ_idx, exit_b, ipdom, tpc, cta_live, cta_arr, depth, ent_pc, ent_rpc, ent_nw,
+                           lay, scr, sq_i, g, reg_ready, cslot, block_start, src_reg)
+        else:
+            ctas = sq_i[2]
+            n_c = _dwf_barrier(sm, w, now, wf, wsl, pool, pool_n, free, free_n, W, tpc, cta_arr, scr[0], ctas, g)
+            err = 0
+            for ci in range(n_c):  # release in CTA order
+                cta = ctas[ci]
+                if cta_arr[cta] > 0 and cta_arr[cta] == cta_live[cta]:
+                    err = _release(mech, hws, sm, cta, now, wf, wsl, pool, pool_n, free, free_n, W, sw, wpc, WS, pos,
+                                   path, succ_ptr, succ_idx, exit_b, ipdom, tpc, cta_live, cta_arr, depth, ent_pc,
+                                   ent_rpc, ent_nw, lay, scr, sq_i, g, reg_ready, cslot, block_start, src_reg)
+                    if err:
+                        break
+        if err:
+            return -err
+        return width
+    err = _finish(mech, hws, sm, w, now, wf, wsl, pool, pool_n, free, free_n, W, sw, wpc, WS, pos, path, succ_ptr,
+                  succ_idx, exit_b, ipdom, tpc, cta_live, depth, ent_pc, ent_rpc, ent_nw, lay, scr, sq_i, g, reg_ready,
+                  cslot, block_start, src_reg)
+    if err:
+        return -err
+    return width
+
+
+@jit
+def _pick_dwf(majority, sm, now, wf, pool, pool_n, last_age, cnt, block_start):
+    """dwf scheduling: ``majority`` (the PC with most threads first) or ``lrr`` (by age, round robin)."""
+    best_i = -1
+    if majority:
+        for j in range(pool_n[sm]):
+            w = pool[sm, j]
+            if wf[w, F_STATE] == 0:
+                cnt[block_start[wf[w, F_BLK]] + wf[w, F_OFF]] += wf[w, F_N]
+        best_c = -1
+        for j in range(pool_n[sm]):
+            w = pool[sm, j]
+            if wf[w, F_STATE] == 0 and wf[w, F_READY] <= now:
+                i = block_start[wf[w, F_BLK]] + wf[w, F_OFF]
+                c = cnt[i]
+                if c > best_c or (c == best_c and i < best_i):
+                    best_c = c
+                    best_i = i
+        for j in range(pool_n[sm]):
+            w = pool[sm, j]
+            cnt[block_start[wf[w, F_BLK]] + wf[w, F_OFF]] = 0
+        if best_i < 0:
+            return -1
+    first = -1
+    for j in range(pool_n[sm]):  # pool order is age order
+        w = pool[sm, j]
+        if wf[w, F_STATE] != 0 or wf[w, F_READY] > now:
+            continue
+        if majority and block_start[wf[w, F_BLK]] + wf[w, F_OFF] != best_i:
+            continue
+        if first < 0:
+            first = w
+        if wf[w, F_AGE] > last_age[sm]:
+            last_age[sm] = wf[w, F_AGE]
+            return w
+    if first >= 0:
+        last_age[sm] = wf[first, F_AGE]
+    return first
+
+
+@jit
+def _pick_tbc(gto, sm, k, now, wf, WS, n_sched, rr, last):
+    """tbc scheduling, as the core: warp slots bound to schedulers, lrr or gto."""
+    nk = (WS - k + n_sched - 1) // n_sched
+    if gto:
+        lw = last[sm, k]
+        if lw >= 0:
+            w = sm * WS + lw
+            if wf[w, F_USED] and wf[w, F_STATE] == 0 and wf[w, F_READY] <= now:
+                return w
+        best = -1
+        for j in range(nk):
+            i = k + j * n_sched
+            w = sm * WS + i
+            if i == lw or not wf[w, F_USED] or wf[w, F_STATE] != 0 or wf[w, F_READY] > now:
+                continue
+            if best < 0 or wf[w, F_AGE] < wf[best, F_AGE]:
+                best = w
+        if best >= 0:
+            last[sm, k] = best - sm * WS
+        return best
+    for jj in range(nk):
+        j = rr[sm, k] + 1 + jj
+        if j >= nk:
+            j -= nk
+        w = sm * WS + k + j * n_sched
+        if wf[w, F_USED] and wf[w, F_STATE] == 0 and wf[w, F_READY] <= now:
+            rr[sm, k] = j
+            return w
+    return -1
+
+
+@jit
+def _dispatch(mech, sm, c, cta, now, W, wpc, WS, tpc, cta_lim, path_ptr, path, exit_b, wf, wsl, pos, cta_live, cslot,
+              reg_ready, pool, pool_n, free, free_n, depth, ent_pc, ent_rpc, ent_nw, lay, g, block_start, src_reg):
+    """CTA ``cta`` becomes resident in CTA slot ``c`` of ``sm``; its warps start at the entry block."""
+    cs = sm * cta_lim + c
+    cslot[cta] = cs
+    reg_ready[cs * tpc:(cs + 1) * tpc, :] = 0
+    live_total = 0
+    if mech == TBC:
+        depth[cs] = 1
+        ent_pc[cs, 0] = 0
+        ent_rpc[cs, 0] = -1
+        ent_nw[cs, 0] = wpc
+    for i in range(wpc):
+        n = 0
+        if mech == TBC:
+            w = -1
+        else:
+            w = _alloc(wf, free, free_n, sm)
+        for s in range(W):
+            t = cta * tpc + i * W + s
+            slot_t = HOLE
+            if i * W + s < tpc:
+                pos[t] = path_ptr[t]
+                if path[pos[t]] != exit_b:  # a thread whose path is only the exit never runs
+                    slot_t = t
+                    n += 1
+            if mech == TBC:
+                lay[cs, 0, i, s] = slot_t
+            else:
+                wsl[w, s] = slot_t
+        live_total += n
+        if mech != TBC:
+            if n > 0:
+                _new_warp(wf, wsl, w, g, 0, now, -1)
+                wf[w, F_N] = n
+                _ready(wf, wsl, w, W, reg_ready, tpc, cslot, block_start, src_reg)
+                pool[sm, pool_n[sm]] = w
+                pool_n[sm] += 1
+            else:
+                free_n[sm] += 1  # give the record back
+    cta_live[cta] = live_total
+    if mech == TBC:
+        if 1 > g[G_MAX_STACK]:
+            g[G_MAX_STACK] = 1
+        _tbc_activate(cs, sm * WS + c * wpc, cta, now, wf, wsl, depth, ent_pc, ent_rpc, ent_nw, lay, wpc, W, pos,
+                      path, exit_b, g, reg_ready, tpc, cslot, block_start, src_reg)
+
+
+@jit
+def _simulate(mech, hws, majority, gto, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, n_regs, max_cycles,
+              no_progress, max_depth, block_start, succ_ptr, succ_idx, ipdom, has_bar, op_class, dst_reg, src_reg,
+              lat, path_ptr, path, exit_b, ev, occ_hist, q_hist, g):
+    """Replay every thread's path under dwf / en-dwf / tbc on ``n_sms`` SMs; fills ``g`` and histograms."""
+    wpc = (tpc + W - 1) // W
+    WS = cta_lim * wpc  # tbc warp slots per SM
+    n_q = (W + sw - 1) // sw
+    NW = WS if mech == TBC else cta_lim * tpc + 1  # dwf: every warp holds >= 1 thread
+    wf = np.zeros((n_sms * NW, F_NF), np.int64)
+    wsl = np.full((n_sms * NW, W), HOLE, np.int64)
+    pool = np.zeros((n_sms, NW), np.int64)
+    pool_n = np.zeros(n_sms, np.int64)
+    free = np.zeros((n_sms, NW), np.int64)
+    free_n = np.zeros(n_sms, np.int64)
+    for sm in range(n_sms):
+        for j in range(NW):
+            free[sm, j] = sm * NW + NW - 1 - j  # lowest record first
+        free_n[sm] = NW
+    n_cs = n_sms * cta_lim
+    D = max_depth if mech == TBC else 1
+    depth = np.zeros(n_cs, np.int64)
+    ent_pc = np.zeros((n_cs, D), np.int64)
+    ent_rpc = np.zeros((n_cs, D), np.int64)
+    ent_nw = np.zeros((n_cs, D), np.int64)
+    lay = np.full((n_cs if mech == TBC else 1, D, wpc, W), HOLE, np.int64)
+    reg_ready = np.zeros((n_cs * tpc, max(n_regs, 1)), np.int64)
+    cslot = np.full(n_ctas, -1, np.int64)
+    pos = np.zeros(path_ptr.shape[0] - 1, np.int64)
+    cta_live = np.zeros(n_ctas, np.int64)
+    cta_arr = np.zeros(n_ctas, np.int64)
+    res_cta = np.full((n_sms, cta_lim), -1, np.int64)
+    simd_free = np.zeros((n_sms, n_sched), np.int64)
+    rr = np.full((n_sms, n_sched), -1, np.int64)
+    last = np.full((n_sms, n_sched), -1, np.int64)
+    last_age = np.full(n_sms, -1, np.int64)
+    sm_next = np.zeros(n_sms, np.int64)
+    sm_res = np.zeros(n_sms, np.int64)
+    cnt = np.zeros(block_start[-1] + 1, np.int64)
+    scr = np.zeros((4, W), np.int64)  # orig, male, out, squeezed
+    sq_i = np.zeros((3, max(W, n_q)), np.int64)  # squeeze counts/order, CTA list
+
+    next_cta = 0
+    for sm in range(n_sms):
+        for c in range(cta_lim):
+            if next_cta < n_ctas:
+                _dispatch(mech, sm, c, next_cta, 0, W, wpc, WS, tpc, cta_lim, path_ptr, path, exit_b, wf, wsl, pos,
+                          cta_live, cslot, reg_ready, pool, pool_n, free, free_n, depth, ent_pc, ent_rpc, ent_nw, lay,
+                          g, block_start, src_reg)
+                res_cta[sm, c] = next_cta
+                sm_res[sm] += 1
+                next_cta += 1
+    done = 0
+    now = 0
+    last_progress = 0
+    while done < n_ctas:
+        if now > max_cycles:
+            g[G_ERR] = ERR_MAX_CYCLES
+            g[G_ERR_CYCLE] = now
+            return
+        for sm in range(n_sms):
+            if sm_res[sm] == 0:
+                sm_next[sm] = INF
+                continue
+            if sm_next[sm] > now:
+                g[G_IDLE] += 1
+                continue
+            issued_sm = False
+            for k in range(n_sched):
+                if simd_free[sm, k] > now:
+                    continue
+                if mech == TBC:
+                    w = _pick_tbc(gto, sm, k, now, wf, WS, n_sched, rr, last)
+                else:
+                    w = _pick_dwf(majority, sm, now, wf, pool, pool_n, last_age, cnt, block_start)
+                if w < 0:
+                    continue
+                width = _issue(mech, hws, sm, w, now, wf, wsl, pool, pool_n, free, free_n, W, sw, n_q, wpc, WS, pos,
+                               path, succ_ptr, succ_idx, exit_b, ipdom, tpc, cta_live, cta_arr, depth, ent_pc, ent_rpc,
+                               ent_nw, lay, scr, sq_i, g, reg_ready, cslot, block_start, src_reg, op_class, dst_reg,
+                               lat, has_bar, occ_hist, q_hist, ev)
+                if width < 0:
+                    return
+                issued_sm = True
+                simd_free[sm, k] = now + width
+            for c in range(cta_lim):
+                cta = res_cta[sm, c]
+                if cta >= 0 and cta_live[cta] == 0:
+                    if mech == TBC:
+                        depth[sm * cta_lim + c] = 0
+                        _tbc_clear(wf, sm * WS + c * wpc, wpc)
+                    res_cta[sm, c] = -1
+                    sm_res[sm] -= 1
+                    done += 1
+                    last_progress = now
+                    if next_cta < n_ctas:
+                        _dispatch(mech, sm, c, next_cta, now + 1, W, wpc, WS, tpc, cta_lim, path_ptr, path, exit_b,
+                                  wf, wsl, pos, cta_live, cslot, reg_ready, pool, pool_n, free, free_n, depth, ent_pc,
+                                  ent_rpc, ent_nw, lay, g, block_start, src_reg)
+                        res_cta[sm, c] = next_cta
+                        sm_res[sm] += 1
+                        next_cta += 1
+            # next cycle this SM can do anything: a SIMD unit frees up or a warp becomes ready
+            nt = INF
+            if issued_sm:
+                last_progress = now
+                nt = now + 1
+            else:
+                g[G_IDLE] += 1
+                for k in range(n_sched):
+                    if now < simd_free[sm, k] < nt:
+                        nt = simd_free[sm, k]
+                if mech == TBC:
+                    for j in range(WS):
+                        w = sm * WS + j
+                        if wf[w, F_USED] and wf[w, F_STATE] == 0 and wf[w, F_READY] < nt:
+                            nt = wf[w, F_READY]
+                else:
+                    for j in range(pool_n[sm]):
+                        w = pool[sm, j]
+                        if wf[w, F_STATE] == 0 and wf[w, F_READY] < nt:
+                            nt = wf[w, F_READY]
+                if nt <= now:
+                    nt = now + 1
+            sm_next[sm] = nt if sm_res[sm] > 0 else INF
+        if done >= n_ctas:
+            break
+        nxt_t = INF
+        n_res = 0
+        for sm in range(n_sms):
+            if sm_res[sm] > 0:
+                n_res += 1
+                if sm_next[sm] < nxt_t:
+                    nxt_t = sm_next[sm]
+        if nxt_t >= INF:
+            g[G_ERR] = ERR_DEADLOCK
+            g[G_ERR_CYCLE] = now
+            return
+        if nxt_t <= now:
+            nxt_t = now + 1
+        if nxt_t - last_progress > no_progress:
+            g[G_ERR] = ERR_NO_PROGRESS
+            g[G_ERR_CYCLE] = now
+            return
+        g[G_IDLE] += (nxt_t - now - 1) * n_res
+        now = nxt_t
+
+
+# ------------------------------------------------------------------------------------------------
+# Python wrapper
+# ------------------------------------------------------------------------------------------------
+MAX_EVENTS = 2_000_000
+_CODES = {"dwf": DWF, "en-dwf": EN_DWF, "tbc": TBC}
+
+
+def simulate(trace, config, *, events: list | None = None):
+    """``simt_fast.sim.simulate`` for dwf, en-dwf and tbc (called through it; same contract)."""
+    from . import SimulationError, _check_trace, latencies
+    from .reference.formation import cta_limit, check_config
+    from .stats import Stats
+
+    check_config(config)
+    if config.mechanism not in _CODES:
+        raise ValueError(f"formation kernel does not simulate '{config.mechanism}'")
+    _check_trace(trace)
+    W = config.warp_size
+    tpc = trace.threads_per_cta
+    cta_lim = cta_limit(config, tpc)
+    n_regs = int(max(np.max(trace.dst_reg, initial=-1), np.max(trace.src_reg, initial=-1))) + 1
+    succ_ptr = np.asarray(trace.succ_ptr, np.int64)
+    max_succ = int(np.max(np.diff(succ_ptr), initial=1))
+    max_depth = int(min(trace.n_blocks * max(1, max_succ) + 2, 512))
+    ev = np.zeros((MAX_EVENTS if events is not None else 0, EV_WIDTH), np.int64)
+    g = np.zeros(G_N, np.int64)
+    occ_hist = np.zeros(W + 1, np.int64)
+    q_hist = np.zeros(config.n_quarters + 1, np.int64)
+    _simulate(
+        _CODES[config.mechanism], bool(config.hws), config.issue_policy == "majority", config.issue_policy == "gto",
+        W, config.simd_width, config.n_sms, config.n_schedulers, cta_lim, tpc, trace.n_ctas, n_regs,
+        config.max_cycles, config.no_progress_cycles, max_depth,
+        np.asarray(trace.block_start, np.int64), succ_ptr, np.asarray(trace.succ_idx, np.int64),
+        np.asarray(trace.ipdom, np.int64), np.asarray(trace.has_barrier, np.bool_),
+        np.asarray(trace.op_class, np.int64), np.asarray(trace.dst_reg, np.int64),
+        np.asarray(trace.src_reg, np.int64).reshape(-1, 3), latencies(config),
+        np.asarray(trace.path_ptr, np.int64), np.asarray(trace.path, np.int64), trace.n_blocks - 1,
+        ev, occ_hist, q_hist, g,
+    )
+    if g[G_ERR]:
+        raise SimulationError(_error_message(config, g))
+    if events is not None:
+        if g[G_EV_OVERFLOW]:
+            raise SimulationError(f"the debug event log exceeded {MAX_EVENTS} rows; use a smaller trace with events=")
+        events.extend(dict(kind="issue", cycle=int(r[0]), warp=int(r[1]), pc=(int(r[2]), int(r[3])), mask=int(r[4]),
+                           checksum=int(r[5])) for r in ev[:int(g[G_NEVENTS])])
+    return Stats(
+        cycles=int(g[G_CYCLES]), warp_insts=int(g[G_WARP_INSTS]), thread_insts=int(g[G_THREAD_INSTS]),
+        idle_cycles=int(g[G_IDLE]), max_stack_depth=int(g[G_MAX_STACK]), merges=int(g[G_MERGES]),
+        lane_conflicts=int(g[G_LANE_CONFLICTS]), barrier_wait_cycles=int(g[G_BARWAIT]),
+        occupancy_hist=occ_hist, quarter_hist=q_hist,
+    ).finalize(W)
+
+
+def _error_message(config, g) -> str:
+    m = config.mechanism
+    code, cycle = int(g[G_ERR]), int(g[G_ERR_CYCLE])
+    if code == ERR_DEADLOCK:
+        return (f"mechanism {m} deadlocked: no warp can ever issue again at cycle {cycle}; typically a bar.sync "
+                f"that some threads of the CTA cannot reach under {m}")
+    if code == ERR_NO_PROGRESS:
+        return f"mechanism {m} made no progress for {config.no_progress_cycles} cycles at cycle {cycle}"
+    if code == ERR_MAX_CYCLES:
+        return f"mechanism {m} exceeded max_cycles = {config.max_cycles} at cycle {cycle}"
+    if code == ERR_TABLE_OVERFLOW:
+        return f"mechanism {m}: a CTA's reconvergence stack overflowed at cycle {cycle}"
+    if code == ERR_BAD_EDGE:
+        return (f"trace path of thread {int(g[G_ERR_WARP])} steps from block {int(g[G_ERR_BLK])} to block "
+                f"{int(g[G_ERR_NEXT])}, which is not a CFG edge")
+    return f"mechanism {m}: simulation failed with code {code}"

@@ -1,0 +1,290 @@
+"""Plain-Python reference engine for the mechanisms whose threads move between warps.
+
+`dwf`, `en-dwf` (``reference/dwf_mech.py``) and `tbc` (``reference/tbc.py``) regroup threads, so
+a warp is not a fixed set of lanes of one CTA here but a *slot array*: ``warp.slots[s]`` is the
+global thread id in slot ``s`` (``-1`` = hole). Slot ``s`` sits in SIMD lane ``s % simd_width``
+and quarter ``s // simd_width`` (seed 003's slot model); a thread's home slot is its CTA-local id
+modulo ``warp_size``. Everything that is the same for the three mechanisms lives here, stepped one
+cycle at a time, written to be read rather than to be fast: CTA dispatch, per-thread register
+scoreboard (a thread's registers live in its lane's bank and follow it from warp to warp), SIMD
+occupancy, barriers, statistics. The numba kernel ``simt_fast.sim.formation`` must match it
+exactly (tests/test_formation_*.py).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..config import ConfigError, SimConfig
+from ..stats import Stats
+from .core import ReferenceError_
+
+HOLE = -1
+
+
+class FWarp:
+    """One issue unit of the formation mechanisms: a PC and a slot array."""
+
+    __slots__ = ("id", "age", "blk", "off", "slots", "not_before", "state", "bar_t", "cta", "slot")
+
+    def __init__(self, wid, age, blk, slots, not_before, cta=-1, slot=-1):
+        self.id = wid  # stable id for events (reused by the group that keeps the warp)
+        self.age = age  # creation order: round-robin and oldest-first tie-breaks
+        self.blk = blk
+        self.off = 0
+        self.slots = list(slots)
+        self.not_before = not_before
+        self.state = 0  # 0 ready, 1 at a bar.sync, 2 (tbc) waiting at a branch, 3 (tbc) at its RPC
+        self.bar_t = 0
+        self.cta = cta  # tbc: the owning CTA (dwf warps may mix CTAs)
+        self.slot = slot  # tbc: warp slot on the SM
+
+    def threads(self):
+        return [t for t in self.slots if t != HOLE]
+
+    def mask(self):
+        return sum(1 << s for s, t in enumerate(self.slots) if t != HOLE)
+
+
+def quarters_of(slots, simd_width, n_q):
+    """Quarters (issue sub-groups) holding at least one thread."""
+    return sum(1 for q in range(n_q) if any(t != HOLE for t in slots[q * simd_width:(q + 1) * simd_width]))
+
+
+class FormationCore:
+    """Cycle-by-cycle engine; subclasses provide ``pick``, ``finish_block``, ``arrive_barrier``."""
+
+    def __init__(self, trace, config: SimConfig, events: list | None):
+        from .. import _check_trace, latencies
+
+        check_config(config)
+        _check_trace(trace)
+        self.cfg = config
+        self.trace = trace
+        self.events = events
+        W = self.W = config.warp_size
+        self.sw = config.simd_width
+        self.n_q = config.n_quarters
+        self.tpc = trace.threads_per_cta
+        self.wpc = -(-self.tpc // W)
+        self.cta_lim = cta_limit(config, self.tpc)
+        self.block_start = [int(x) for x in trace.block_start]
+        self.succ = [[int(s) for s in trace.succ_idx[trace.succ_ptr[b]:trace.succ_ptr[b + 1]]]
+                     for b in range(trace.n_blocks)]
+        self.ipdom = [int(x) for x in trace.ipdom]
+        self.has_bar = [bool(x) for x in trace.has_barrier]
+        self.op_class = [int(x) for x in trace.op_class]
+        self.dst = [int(x) for x in trace.dst_reg]
+        self.src = [[int(r) for r in row if r >= 0] for row in np.asarray(trace.src_reg).reshape(-1, 3)]
+        self.lat = [int(x) for x in latencies(config)]
+        self.paths = [list(map(int, trace.thread_path(t))) for t in range(trace.n_threads)]
+        self.exit = trace.n_blocks - 1
+        self.stats = Stats(occupancy_hist=np.zeros(W + 1, np.int64), quarter_hist=np.zeros(self.n_q + 1, np.int64))
+        self.cursor = [0] * trace.n_threads
+        self.reg_ready: dict = {}  # (thread, register) -> cycle its value is ready
+        self.cta_live = [0] * trace.n_ctas
+        self.cta_arrived = [0] * trace.n_ctas
+        self.age_counter = 0
+        self.id_counter = 0
+
+    # ---- helpers ------------------------------------------------------------------------------
+    def home_slot(self, t):
+        return (t % self.tpc) % self.W
+
+    def new_warp(self, blk, slots, now, cta=-1, slot=-1):
+        w = FWarp(self.id_counter, self.age_counter, blk, slots, now, cta, slot)
+        self.id_counter += 1
+        self.age_counter += 1
+        return w
+
+    def step_threads(self, w):
+        """Every thread of ``w`` finished block ``w.blk``: advance it; returns {thread: next block}."""
+        b = w.blk
+        nxt = {}
+        for t in w.threads():
+            self.cursor[t] += 1
+            n = self.paths[t][self.cursor[t]]
+            if n not in self.succ[b]:
+                raise ReferenceError_(f"thread {t} steps from block {b} to {n}, not a CFG edge")
+            nxt[t] = n
+        return nxt
+
+    def exit_thread(self, t):
+        self.cta_live[t // self.tpc] -= 1
+
+    def issue_width(self, w):
+        """SIMD cycles of one warp instruction (seed 003 §4.3 under hws: active quarters only)."""
+        if self.cfg.hws:
+            return quarters_of(w.slots, self.sw, self.n_q)
+        return self.n_q
+
+    def ready_time(self, w):
+        instr = self.block_start[w.blk] + w.off
+        t = w.not_before
+        for th in w.threads():
+            for r in self.src[instr]:
+                t = max(t, self.reg_ready.get((th, r), 0))
+        return t
+
+    # ---- one warp instruction -----------------------------------------------------------------
+    def issue(self, sm, w, now):
+        s = self.stats
+        threads = w.threads()
+        active = len(threads)
+        width = self.issue_width(w)
+        s.warp_insts += 1
+        s.thread_insts += active
+        s.occupancy_hist[active] += 1
+        s.quarter_hist[quarters_of(w.slots, self.sw, self.n_q)] += 1
+        if self.events is not None:
+            self.events.append(dict(kind="issue", cycle=now, warp=w.id, pc=(w.blk, w.off), mask=w.mask(),
+                                    slots=list(w.slots)))
+        instr = self.block_start[w.blk] + w.off
+        latency = self.lat[self.op_class[instr]]
+        if self.dst[instr] >= 0:
+            for t in threads:
+                self.reg_ready[(t, self.dst[instr])] = now + latency
+        s.cycles = max(s.cycles, now + max(latency, width))
+        w.not_before = now + 1
+        if w.off + 1 < self.block_start[w.blk + 1] - self.block_start[w.blk]:
+            w.off += 1
+            return width
+        if self.has_bar[w.blk]:
+            self.arrive_barrier(sm, w, now)
+        else:
+            self.finish_block(sm, w, now)
+        return width
+
+    def release(self, sm, cta, now):
+        """bar.sync: once every live thread of the CTA has arrived, its waiting warps move on."""
+        while self.cta_arrived[cta] > 0 and self.cta_arrived[cta] == self.cta_live[cta]:
+            self.cta_arrived[cta] = 0
+            for w in sorted(self.barrier_waiters(sm, cta), key=lambda x: x.age):
+                w.state = 0
+                self.stats.barrier_wait_cycles += now - w.bar_t
+                w.not_before = now + 1
+                self.finish_block(sm, w, now)
+
+    # ---- the cycle loop -----------------------------------------------------------------------
+    def run(self) -> Stats:
+        cfg = self.cfg
+        n_sms, n_sched = cfg.n_sms, cfg.n_schedulers
+        n_ctas = self.trace.n_ctas
+        self.setup(n_sms)
+        self.sm_ctas = [[None] * self.cta_lim for _ in range(n_sms)]
+        simd_free = [[0] * n_sched for _ in range(n_sms)]
+        next_cta = 0
+        for sm in range(n_sms):
+            for c in range(self.cta_lim):
+                if next_cta < n_ctas:
+                    self.dispatch(sm, c, next_cta, 0)
+                    self.sm_ctas[sm][c] = next_cta
+                    next_cta += 1
+        done = 0
+        now = 0
+        last_progress = 0
+        while done < n_ctas:
+            if now > cfg.max_cycles:
+                raise ReferenceError_(f"mechanism {cfg.mechanism} exceeded max_cycles")
+            if now - last_progress > cfg.no_progress_cycles:
+                raise ReferenceError_(f"mechanism {cfg.mechanism} made no progress")
+            pending = False
+            for sm in range(n_sms):
+                if all(c is None for c in self.sm_ctas[sm]):
+                    continue
+                issued_sm = False
+                for k in range(n_sched):
+                    if simd_free[sm][k] > now:
+                        pending = True
+                        continue
+                    w = self.pick(sm, k, now)
+                    if w is None:
+                        continue
+                    width = self.issue(sm, w, now)
+                    issued_sm = True
+                    simd_free[sm][k] = now + width
+                for c in range(self.cta_lim):
+                    cta = self.sm_ctas[sm][c]
+                    if cta is not None and self.cta_live[cta] == 0:
+                        self.retire(sm, c, cta)
+                        self.sm_ctas[sm][c] = None
+                        done += 1
+                        last_progress = now
+                        if next_cta < n_ctas:
+                            self.dispatch(sm, c, next_cta, now + 1)
+                            self.sm_ctas[sm][c] = next_cta
+                            next_cta += 1
+                if issued_sm:
+                    last_progress = now
+                    pending = True
+                else:
+                    self.stats.idle_cycles += 1
+                if self.any_waiting_on_time(sm, now):
+                    pending = True
+            if done < n_ctas and not pending:
+                raise ReferenceError_(f"mechanism {cfg.mechanism} deadlocked at cycle {now}")
+            now += 1
+        return self.stats.finalize(self.W)
+
+    def any_waiting_on_time(self, sm, now):
+        """Could some warp of ``sm`` still issue later (vs. all blocked forever: deadlock)?"""
+        return any(w.state == 0 for w in self.sm_warps(sm))
+
+
+def cta_limit(config: SimConfig, tpc: int) -> int:
+    wpc = -(-tpc // config.warp_size)
+    lim = min(config.max_ctas_per_sm, config.max_warps_per_sm // wpc)
+    if lim < 1:
+        raise ConfigError(
+            f"config field 'max_warps_per_sm' = {config.max_warps_per_sm} cannot hold one CTA of {tpc} threads "
+            f"({wpc} warps of {config.warp_size})"
+        )
+    return lim
+
+
+FORMATION = ("dwf", "en-dwf", "tbc")
+HWS_MECHANISMS = ("sps", "dwf", "en-dwf")
+
+
+def check_config(config: SimConfig) -> None:
+    """Combinations the formation mechanisms and the hws switch reject, in one sentence each."""
+    m = config.mechanism
+    if config.hws and m not in HWS_MECHANISMS:
+        raise ConfigError(
+            f"config field 'hws' = true is defined for sps (PDOM&HWS), dwf and en-dwf (en-DWF&HWS) only, "
+            f"not for '{m}' (seed 003 squeezes a warp's quarter-warps; see docs/formation.md)"
+        )
+    if config.hws_sync_sms and not config.hws:
+        raise ConfigError("config field 'hws_sync_sms' = true needs hws = true")
+    if m in ("dwf", "en-dwf") and config.issue_policy not in ("majority", "lrr"):
+        raise ConfigError(
+            f"config field 'issue_policy' = '{config.issue_policy}' is not defined for {m}: use 'majority' "
+            "(Fung et al.'s scheduler) or 'lrr'"
+        )
+    if m == "en-dwf" or (m == "dwf" and config.hws):
+        if config.warp_size % config.simd_width:
+            raise ConfigError(
+                f"config field 'simd_width' = {config.simd_width} must divide warp_size = {config.warp_size} "
+                f"for {m} (threads move between quarters of one lane)"
+            )
+    if m == "tbc" and config.issue_policy == "majority":
+        raise ConfigError("config field 'issue_policy' = 'majority' applies to dwf/en-dwf, not to 'tbc' (use lrr or gto)")
+
+
+def simulate(trace, config: SimConfig, *, events: list | None = None) -> Stats:
+    """Reference answer for dwf, en-dwf, tbc, and for sps with hws (PDOM&HWS)."""
+    if config.mechanism in ("dwf", "en-dwf"):
+        from .dwf_mech import DWFCore
+
+        return DWFCore(trace, config, events).run()
+    if config.mechanism == "tbc":
+        from .tbc import TBCCore
+
+        return TBCCore(trace, config, events).run()
+    if config.hws:
+        from .pdom_hws import simulate as pdom_hws
+
+        return pdom_hws(trace, config, events=events)
+    from .core import simulate as core_simulate
+
+    return core_simulate(trace, config, events=events)
