@@ -91,6 +91,32 @@ for _k, _n in enumerate(_OPS):
     globals()[f"OP_{_n}"] = _k
 OP_NAMES = dict(enumerate(_OPS))
 
+# Fast-path codes: integer ops without flags that the interpreter runs without calling alu()
+FAST_CODES = list(range(1, 13))
+(FAST_MOV, FAST_ADD, FAST_SUB, FAST_MUL, FAST_AND, FAST_OR, FAST_XOR, FAST_SHL, FAST_SHR_U,
+ FAST_SETP, FAST_MAD, FAST_SELP) = FAST_CODES
+
+
+def fast_code(op: int, ty: int, md: int, sub: int, okind_row) -> int:
+    """The interpreter fast-path code of a decoded instruction (0 = use alu())."""
+    kind = tkind(ty)
+    if kind == KIND_F or md & (M_CC | M_CIN | M_SAT | M_HI | M_WIDE):
+        return 0
+    if op == OP_MOV:
+        return FAST_MOV
+    if op == OP_SELP:
+        return FAST_SELP
+    if kind == KIND_P:
+        return {OP_AND: FAST_AND, OP_OR: FAST_OR, OP_XOR: FAST_XOR}.get(op, 0)
+    if op == OP_SETP and (sub >> 8) == 0:
+        return FAST_SETP
+    table = {OP_ADD: FAST_ADD, OP_SUB: FAST_SUB, OP_MUL: FAST_MUL, OP_AND: FAST_AND, OP_OR: FAST_OR,
+             OP_XOR: FAST_XOR, OP_SHL: FAST_SHL, OP_MAD: FAST_MAD}
+    if op == OP_SHR and kind == KIND_U:
+        return FAST_SHR_U
+    return table.get(op, 0)
+
+
 # sub-codes
 CMP = {c: k for k, c in enumerate("eq ne lt le gt ge lo ls hi hs equ neu ltu leu gtu geu num nan".split())}
 BOOL = {"": 0, "and": 1, "or": 2, "xor": 3}
@@ -142,6 +168,7 @@ class Program:
     reg_ids: dict
     layout: Layout
     op: np.ndarray
+    fast: np.ndarray  # fast-path code per instruction (fast_code)
     ty: np.ndarray
     ty2: np.ndarray
     md: np.ndarray
@@ -378,9 +405,13 @@ class _Decoder:
         for i in range(n):
             jt_ptr[i + 1] = jt_ptr[i] + len(self.jt[i])
         jt_idx = np.array([t for ts in self.jt for t in ts], np.int32)
+        fast = np.array(
+            [fast_code(int(self.op[i]), int(self.ty[i]), int(self.md[i]), int(self.sub[i]), self.okind[i]) for i in range(n)],
+            np.int32,
+        ).reshape(n)
         return Program(
             func=func, n_instrs=n, n_regs=self.n_regs, reg_ids=self.reg_ids, layout=self.layout,
-            op=self.op, ty=self.ty, ty2=self.ty2, md=self.md, sub=self.sub, okind=self.okind, oval=self.oval,
+            op=self.op, fast=fast, ty=self.ty, ty2=self.ty2, md=self.md, sub=self.sub, okind=self.okind, oval=self.oval,
             ooff=self.ooff, space=self.space, vec=self.vec, gpred=self.gpred, gneg=self.gneg, target=self.target,
             jt_ptr=jt_ptr, jt_idx=jt_idx, lines=np.array([ins.line for ins in func.instructions], np.int64),
             mem_per_instr=self.mem,

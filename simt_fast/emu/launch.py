@@ -360,7 +360,7 @@ def launch(
             ctl[M.NMEV] = 0
             while True:
                 status = M.run(
-                    prog.op, prog.ty, prog.ty2, prog.md, prog.sub, prog.okind, prog.oval, prog.ooff, prog.space,
+                    prog.op, prog.fast, prog.ty, prog.ty2, prog.md, prog.sub, prog.okind, prog.oval, prog.ooff, prog.space,
                     prog.vec, prog.gpred, prog.gneg, prog.target, prog.jt_ptr, prog.jt_idx,
                     kern.is_leader, kern.block_of, kern.blk_mem, prog.n_regs,
                     np.array(grid3, np.int64), np.array(block3, np.int64), int(shared_bytes),

@@ -24,7 +24,7 @@ import numpy as np
 
 from .._jit import jit
 from . import decode as D
-from .alu import ALL, M32, U0, U1, alu, b32, f32, f64, mask, sx
+from .alu import ALL, M32, U0, U1, alu, b32, f32, f64, int_cmp, mask, sx
 
 # ---- control block layout (ctl, int64) --------------------------------------------------------
 CTA, CTA_END, BATCH_CTA0, PHASE, NEV, NMEV, INSTS, MAX_INSTS = 0, 1, 2, 3, 4, 5, 6, 7
@@ -67,6 +67,56 @@ def rdop(okind, oval, i, j, regs, rb, sregs, sb):
     if k == K_SREG:
         return sregs[sb + np.int64(oval[i, j])]
     return U0
+
+
+FAST_MOV, FAST_ADD, FAST_SUB, FAST_MUL, FAST_AND, FAST_OR, FAST_XOR, FAST_SHL, FAST_SHR_U = D.FAST_CODES[:9]
+FAST_SETP, FAST_MAD, FAST_SELP = D.FAST_SETP, D.FAST_MAD, D.FAST_SELP
+
+
+@jit(inline="always")
+def opval(k, v, i, regs, rb, sregs, sb):
+    """A hoisted operand (kind k, value v, index i) for the thread at register base rb."""
+    if k == K_REG:
+        return regs[rb + i]
+    if k == K_SREG:
+        return sregs[sb + i]
+    return v
+
+
+@jit(inline="always")
+def fast_op(fc, a, b, m):
+    """The common integer ops without flags (decode.fast_code): the interpreter's fast path."""
+    if fc == FAST_MOV:
+        return a & m
+    if fc == FAST_ADD:
+        return (a + b) & m
+    if fc == FAST_SUB:
+        return (a - b) & m
+    if fc == FAST_MUL:
+        return (a * b) & m
+    if fc == FAST_AND:
+        return a & b & m
+    if fc == FAST_OR:
+        return (a | b) & m
+    if fc == FAST_XOR:
+        return (a ^ b) & m
+    if fc == FAST_SHL:
+        n = b & M32
+        return U0 if n >= shift_width(m) else (a << n) & m
+    # FAST_SHR_U
+    n = b & M32
+    return U0 if n >= shift_width(m) else (a & m) >> n
+
+
+@jit(inline="always")
+def shift_width(m):
+    if m == M32:
+        return np.uint64(32)
+    if m == ALL:
+        return np.uint64(64)
+    if m == np.uint64(0xFFFF):
+        return np.uint64(16)
+    return np.uint64(8)
 
 
 @jit
@@ -225,7 +275,7 @@ def init_sregs(sregs, T, cta, grid, block, dyn_smem, total_smem):
 
 
 @jit
-def run(op, ty, ty2, md, sub, okind, oval, ooff, space, vec, gpred, gneg, target, jt_ptr, jt_idx,
+def run(op, fast, ty, ty2, md, sub, okind, oval, ooff, space, vec, gpred, gneg, target, jt_ptr, jt_idx,
         is_leader, block_of, blk_mem, n_regs, grid, block, dyn_smem,
         mem, gbuf_lo, gbuf_hi, gbuf_off, rgn,
         regs, sregs, pc, st, lanes, act, vals,
@@ -290,6 +340,7 @@ def run(op, ty, ty2, md, sub, okind, oval, ooff, space, vec, gpred, gneg, target
                         ctl[INSTS] = insts
                         return ST_EV_FULL if nev + gn > ev_cap else ST_MEV_FULL
                     p = pcm
+                    act_all = False
                     while True:
                         o = op[p]
                         insts += gn
@@ -302,10 +353,14 @@ def run(op, ty, ty2, md, sub, okind, oval, ooff, space, vec, gpred, gneg, target
                             ctl[INSTS] = insts
                             return ST_FAULT
                         gp = gpred[p]
-                        for k in range(gn):
-                            if gp < 0:
-                                act[k] = 1
-                            else:
+                        if gp < 0:
+                            if not act_all:
+                                for k in range(gn):
+                                    act[k] = 1
+                                act_all = True
+                        else:
+                            act_all = False
+                            for k in range(gn):
                                 pv = (regs[lanes[k] * RS + gp] & U1) != U0
                                 act[k] = 1 if pv != (gneg[p] != 0) else 0
                         if o == OP_BRA or o == OP_BRX or o == OP_EXIT:
@@ -562,31 +617,71 @@ def run(op, ty, ty2, md, sub, okind, oval, ooff, space, vec, gpred, gneg, target
                                         if okind[p, 1 + j] == K_REG:
                                             regs[rb + np.int64(oval[p, 1 + j])] = (a >> (esz * np.uint64(j))) & em
                         elif o != OP_NOP:
+                            # operand kinds and values are per instruction: read them once
                             o_ty = ty[p]
                             o_ty2 = ty2[p]
                             o_md = md[p]
                             o_sub = sub[p]
+                            fc = fast[p]
                             cc_idx = n_regs
-                            for k in range(gn):
-                                if act[k] == 0:
-                                    continue
-                                t = lanes[k]
-                                rb = t * RS
-                                sb = t * NS
-                                a = rdop(okind, oval, p, 1, regs, rb, sregs, sb)
-                                b = rdop(okind, oval, p, 2, regs, rb, sregs, sb)
-                                c = rdop(okind, oval, p, 3, regs, rb, sregs, sb)
-                                d = rdop(okind, oval, p, 4, regs, rb, sregs, sb)
-                                if o == OP_SETP:
-                                    r, aux = alu(o, o_ty, o_ty2, o_md, o_sub, b, c, d, U0, U0)
-                                    regs[rb + np.int64(oval[p, 0])] = r
-                                    if okind[p, 1] == K_REG:
-                                        regs[rb + np.int64(oval[p, 1])] = aux
-                                else:
-                                    r, aux = alu(o, o_ty, o_ty2, o_md, o_sub, a, b, c, d, regs[rb + cc_idx])
-                                    regs[rb + np.int64(oval[p, 0])] = r
-                                    if o_md & D.M_CC:
-                                        regs[rb + cc_idx] = aux
+                            d0 = np.int64(oval[p, 0])
+                            k1 = okind[p, 1]
+                            v1 = oval[p, 1]
+                            i1 = np.int64(v1)
+                            k2 = okind[p, 2]
+                            v2 = oval[p, 2]
+                            i2 = np.int64(v2)
+                            k3 = okind[p, 3]
+                            v3 = oval[p, 3]
+                            i3 = np.int64(v3)
+                            k4 = okind[p, 4]
+                            v4 = oval[p, 4]
+                            i4 = np.int64(v4)
+                            m = mask(o_ty & 0xF)
+                            sz = o_ty & 0xF
+                            if fc != 0:
+                                for k in range(gn):
+                                    if act[k] == 0:
+                                        continue
+                                    t = lanes[k]
+                                    rb = t * RS
+                                    sb = t * NS
+                                    a = opval(k1, v1, i1, regs, rb, sregs, sb)
+                                    b = opval(k2, v2, i2, regs, rb, sregs, sb)
+                                    if fc == FAST_SETP:
+                                        c = opval(k3, v3, i3, regs, rb, sregs, sb)
+                                        regs[rb + d0] = U1 if int_cmp(o_sub, (o_ty >> 4) == KIND_S, b, c, sz) else U0
+                                        if k1 == K_REG:
+                                            regs[rb + i1] = U0 if int_cmp(o_sub, (o_ty >> 4) == KIND_S, b, c, sz) else U1
+                                    elif fc == FAST_MAD:
+                                        c = opval(k3, v3, i3, regs, rb, sregs, sb)
+                                        regs[rb + d0] = (a * b + c) & m
+                                    elif fc == FAST_SELP:
+                                        c = opval(k3, v3, i3, regs, rb, sregs, sb)
+                                        regs[rb + d0] = (a & m) if (c & U1) else (b & m)
+                                    else:
+                                        regs[rb + d0] = fast_op(fc, a, b, m)
+                            else:
+                                for k in range(gn):
+                                    if act[k] == 0:
+                                        continue
+                                    t = lanes[k]
+                                    rb = t * RS
+                                    sb = t * NS
+                                    a = opval(k1, v1, i1, regs, rb, sregs, sb)
+                                    b = opval(k2, v2, i2, regs, rb, sregs, sb)
+                                    c = opval(k3, v3, i3, regs, rb, sregs, sb)
+                                    d = opval(k4, v4, i4, regs, rb, sregs, sb)
+                                    if o == OP_SETP:
+                                        r, aux = alu(o, o_ty, o_ty2, o_md, o_sub, b, c, d, U0, U0)
+                                        regs[rb + d0] = r
+                                        if k1 == K_REG:
+                                            regs[rb + i1] = aux
+                                    else:
+                                        r, aux = alu(o, o_ty, o_ty2, o_md, o_sub, a, b, c, d, regs[rb + cc_idx])
+                                        regs[rb + d0] = r
+                                        if o_md & D.M_CC:
+                                            regs[rb + cc_idx] = aux
                         p += 1
                         if is_leader[p]:
                             for k in range(gn):
