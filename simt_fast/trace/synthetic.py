@@ -493,6 +493,8 @@ class _CFGBuilder:
 
 _SPACE = {OpClass.MEM_GLOBAL: "global", OpClass.MEM_SHARED: "shared", OpClass.MEM_LOCAL: "local",
           OpClass.MEM_CONST: "const"}
+_SPACE_OF = {int(k): v for k, v in _SPACE.items()}
+_ALU, _SFU, _BARRIER = int(OpClass.ALU), int(OpClass.SFU), int(OpClass.BARRIER)
 _ALU_OPS = ("add.s32", "sub.s32", "mul.lo.s32", "and.b32", "shl.b32", "max.s32", "min.s32", "xor.b32")
 _SFU_OPS = ("sin.approx.f32", "cos.approx.f32", "ex2.approx.f32", "rsqrt.approx.f32", "lg2.approx.f32")
 _OTHER_OPS = ("cvt.rn.f32.s32", "cvt.u64.u32", "prmt.b32", "popc.b32")
@@ -504,65 +506,121 @@ def _label(b: int, exit_block: int) -> str:
     return "" if b == 0 else f"$L__BB0_{b}"
 
 
-class _InstrBuilder:
-    """Random instruction stream with register dependencies (so the scoreboard has work to do)."""
+def _instructions(kinds, succ, has_barrier, gen: np.random.Generator, lo: int, hi: int, n_regs: int,
+                  op_mix: dict) -> tuple:
+    """Random instruction stream matching the CFG's terminators, with register dependencies.
 
-    def __init__(self, rng, n_regs: int, op_mix: dict):
-        self.rng = rng
-        self.n_regs = n_regs
-        self.classes = [int(c) for c in op_mix]
-        self.cum = list(itertools.accumulate(float(v) for v in op_mix.values()))
-        if not self.cum or self.cum[-1] <= 0 or min(float(v) for v in op_mix.values()) < 0:
-            raise ValueError("op_mix must map OpClass values to non-negative weights with a positive sum")
-        self.recent: list = []  # registers written most recently (read-after-write chains)
-        self.op_class, self.dst, self.src, self.text = [], [], [], []
+    Returns ``(block_start, op_class, dst_reg, src_reg, text)``. Bodies draw op classes from
+    ``op_mix`` (30 % of non-constant memory operations are stores; 20 % of ALU operations are
+    3-source ``mad``). Each source reads, with probability 0.7, the result of one of the four
+    preceding instructions when that wrote a general register (read-after-write chains for the
+    scoreboard), else a random register. Terminators: ``setp`` + ``@%p bra``/``@%p ret`` (the
+    branch reads the predicate just written), ``rem`` + ``brx.idx``, ``bra.uni``, ``ret``,
+    ``bar.sync`` (DESIGN §2: a barrier ends its block). Drawn in bulk with numpy.
+    """
+    n_real = len(kinds)
+    exit_block = n_real
+    classes = np.array([int(c) for c in op_mix], np.int64)
+    weights = np.array([float(v) for v in op_mix.values()], np.float64)
+    if not len(weights) or weights.min() < 0 or weights.sum() <= 0:
+        raise ValueError("op_mix must map OpClass values to non-negative weights with a positive sum")
+    n_terms = np.array([{FALL: int(has_barrier[b]), COND: 2, LATCH: 2, COND_RET: 2, SWITCH: 2}.get(int(kinds[b]), 1)
+                        for b in range(n_real)], np.int64)
+    n_body = np.maximum(gen.integers(lo, hi + 1, size=n_real) - n_terms, np.where(n_terms > 0, 0, 1))
+    sizes = n_body + n_terms
+    block_start = np.zeros(n_real + 2, np.int64)
+    np.cumsum(sizes, out=block_start[1 : n_real + 1])
+    block_start[-1] = block_start[-2]  # the virtual exit owns no instructions
+    n = int(block_start[n_real])
 
-    def _src(self) -> int:
-        if self.recent and self.rng.random() < 0.7:
-            return int(self.recent[-1 - int(self.rng.integers(min(4, len(self.recent))))])
-        return int(self.rng.integers(self.n_regs))
+    op_class = np.full(n, int(OpClass.ALU), np.int64)
+    dst = np.full(n, -1, np.int64)
+    n_src = np.zeros(n, np.int64)  # sources drawn below (fixed sources are set afterwards)
+    variant = gen.integers(0, 1 << 30, size=n)  # picks the opcode spelling
+    # Bodies, all at once.
+    body = np.repeat(block_start[:n_real], n_body) + (np.arange(int(n_body.sum())) - np.repeat(
+        np.cumsum(n_body) - n_body, n_body))
+    cls = classes[np.minimum(np.searchsorted(np.cumsum(weights), gen.random(len(body)) * weights.sum(), side="right"),
+                             len(classes) - 1)]
+    op_class[body] = cls
+    is_mem = np.isin(cls, [int(c) for c in _SPACE])
+    store = is_mem & (cls != OpClass.MEM_CONST) & (gen.random(len(body)) < 0.3)
+    mad = (cls == OpClass.ALU) & (gen.random(len(body)) < 0.2)
+    dst[body] = np.where(store, -1, gen.integers(0, n_regs, size=len(body)))
+    n_src[body] = np.select([store, is_mem, mad, cls == OpClass.ALU], [2, 1, 3, 2], default=1)
+    # Terminators.
+    fixed_src = np.full(n, -1, np.int64)  # a source that must be a given register (predicate, index)
+    for b in range(n_real):
+        k, end = int(kinds[b]), int(block_start[b + 1])
+        if k in (COND, LATCH, COND_RET):
+            dst[end - 2] = n_regs + int(gen.integers(N_PREDICATES))  # setp writes a predicate
+            n_src[end - 2] = 2
+            op_class[end - 1] = OpClass.EXIT if k == COND_RET else OpClass.BRANCH
+            fixed_src[end - 1] = dst[end - 2]
+        elif k == SWITCH:
+            dst[end - 2] = int(gen.integers(n_regs))  # rem computes the jump-table index
+            n_src[end - 2] = 1
+            op_class[end - 1] = OpClass.BRANCH
+            fixed_src[end - 1] = dst[end - 2]
+        elif k in (JUMP, JUMP_BACK):
+            op_class[end - 1] = OpClass.BRANCH
+        elif k == RET:
+            op_class[end - 1] = OpClass.EXIT
+        elif has_barrier[b]:
+            op_class[end - 1] = OpClass.BARRIER
+    # Sources: mostly a recent result (read-after-write), else any register.
+    src = np.full((n, 3), -1, np.int64)
+    idx = np.arange(n)
+    for col in range(3):
+        back = idx - gen.integers(1, 5, size=n)
+        recent = np.where(back >= 0, dst[np.maximum(back, 0)], -1)
+        usable = (recent >= 0) & (recent < n_regs) & (gen.random(n) < 0.7)
+        drawn = np.where(usable, recent, gen.integers(0, n_regs, size=n))
+        src[:, col] = np.where(n_src > col, drawn, -1)
+    has_fixed = fixed_src >= 0
+    src[has_fixed, 0] = fixed_src[has_fixed]
 
-    def _emit(self, op_class, dst, srcs, text):
-        self.op_class.append(int(op_class))
-        self.dst.append(dst)
-        self.src.append((list(srcs) + [-1, -1, -1])[:3])
-        self.text.append(text)
-        if 0 <= dst < self.n_regs:
-            self.recent = (self.recent + [dst])[-8:]
+    text = []
+    starts, cls_l, dst_l, src_l, var_l = block_start.tolist(), op_class.tolist(), dst.tolist(), src.tolist(), variant.tolist()
+    for b in range(n_real):
+        k = int(kinds[b])
+        targets = [t for t in succ[b] if t != b + 1 or k in (JUMP, JUMP_BACK)]
+        end = starts[b + 1]
+        for i in range(starts[b], end):
+            text.append(_text(b, k, end - i, cls_l[i], dst_l[i], src_l[i], var_l[i], targets, len(succ[b]), n_regs,
+                              exit_block))
+    return (block_start, op_class.astype(np.uint8), dst.astype(np.int16), src.astype(np.int16), text)
 
-    def body(self):
-        rng = self.rng
-        cls = self.classes[rng.weighted(self.cum)]
-        d = int(rng.integers(self.n_regs))
-        if cls in _SPACE:
-            a = self._src()
-            space = _SPACE[cls]
-            if cls != OpClass.MEM_CONST and rng.random() < 0.3:
-                v = self._src()
-                self._emit(cls, -1, [a, v], f"st.{space}.u32 [%r{a}], %r{v};")
-            else:
-                self._emit(cls, d, [a], f"ld.{space}.u32 %r{d}, [%r{a}];")
-        elif cls == OpClass.ALU:
-            if rng.random() < 0.2:
-                a, b, c = self._src(), self._src(), self._src()
-                self._emit(cls, d, [a, b, c], f"mad.lo.s32 %r{d}, %r{a}, %r{b}, %r{c};")
-            else:
-                a, b = self._src(), self._src()
-                op = _ALU_OPS[int(rng.integers(len(_ALU_OPS)))]
-                self._emit(cls, d, [a, b], f"{op} %r{d}, %r{a}, %r{b};")
-        elif cls == OpClass.SFU:
-            a = self._src()
-            self._emit(cls, d, [a], f"{_SFU_OPS[int(rng.integers(len(_SFU_OPS)))]} %r{d}, %r{a};")
-        else:
-            a = self._src()
-            self._emit(cls, d, [a], f"{_OTHER_OPS[int(rng.integers(len(_OTHER_OPS)))]} %r{d}, %r{a};")
 
-    def predicate(self) -> tuple:
-        """A `setp` writing a predicate register (read by the branch right after it)."""
-        p = self.n_regs + int(self.rng.integers(N_PREDICATES))
-        a, b = self._src(), self._src()
-        self._emit(OpClass.ALU, p, [a, b], f"setp.lt.s32 %p{p - self.n_regs}, %r{a}, %r{b};")
-        return p, f"%p{p - self.n_regs}"
+def _text(b, kind, from_end, cls, d, srcs, variant, targets, n_succ, n_regs, exit_block) -> str:
+    """The PTX-looking line of one synthetic instruction (for humans reading traces)."""
+    r = [f"%r{x}" for x in srcs if x >= 0]
+    if from_end == 1 and kind in (COND, LATCH):
+        return f"@%p{srcs[0] - n_regs} bra {_label(targets[0], exit_block)};"
+    if from_end == 1 and kind == COND_RET:
+        return f"@%p{srcs[0] - n_regs} ret;"
+    if from_end == 1 and kind == SWITCH:
+        return f"brx.idx %r{srcs[0]}, $L__jt{b};"
+    if from_end == 1 and kind in (JUMP, JUMP_BACK):
+        return f"bra.uni {_label(targets[0], exit_block)};"
+    if from_end == 1 and kind == RET:
+        return "ret;"
+    if cls == _BARRIER:
+        return "bar.sync 0;"
+    if from_end == 2 and kind in (COND, LATCH, COND_RET):
+        return f"setp.lt.s32 %p{d - n_regs}, {r[0]}, {r[1]};"
+    if from_end == 2 and kind == SWITCH:
+        return f"rem.u32 %r{d}, {r[0]}, {n_succ};"
+    space = _SPACE_OF.get(cls)
+    if space is not None:
+        return f"st.{space}.u32 [{r[0]}], {r[1]};" if d < 0 else f"ld.{space}.u32 %r{d}, [{r[0]}];"
+    if cls == _ALU:
+        if len(r) == 3:
+            return f"mad.lo.s32 %r{d}, {r[0]}, {r[1]}, {r[2]};"
+        return f"{_ALU_OPS[variant % len(_ALU_OPS)]} %r{d}, {r[0]}, {r[1]};"
+    if cls == _SFU:
+        return f"{_SFU_OPS[variant % len(_SFU_OPS)]} %r{d}, {r[0]};"
+    return f"{_OTHER_OPS[variant % len(_OTHER_OPS)]} %r{d}, {r[0]};"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -709,35 +767,8 @@ def synthetic(
         succ_cum[row] = cum
     deviate = np.minimum(1.0, divergence * rng.rng.uniform(0.0, 2.0, n_blocks))
 
-    # Instructions, terminators matching the CFG (DESIGN §2: a barrier ends its block).
-    ib = _InstrBuilder(rng, int(n_regs), op_mix or DEFAULT_OP_MIX)
-    block_start = np.zeros(n_blocks + 1, np.int64)
-    for b in range(exit_block):
-        block_start[b] = len(ib.op_class)
-        k = cfg.kind[b]
-        n_terms = {FALL: int(has_barrier[b]), COND: 2, LATCH: 2, COND_RET: 2, SWITCH: 2}.get(k, 1)
-        n_body = max(int(rng.integers(lo, hi + 1)) - n_terms, 0 if n_terms else 1)
-        for _ in range(n_body):
-            ib.body()
-        targets = [t for t in succ[b] if t != b + 1 or k in (JUMP, JUMP_BACK)]
-        if k in (COND, LATCH):
-            p, pname = ib.predicate()
-            ib._emit(OpClass.BRANCH, -1, [p], f"@{pname} bra {_label(targets[0], exit_block)};")
-        elif k == COND_RET:
-            p, pname = ib.predicate()
-            ib._emit(OpClass.EXIT, -1, [p], f"@{pname} ret;")
-        elif k == SWITCH:
-            a = ib._src()
-            d = int(rng.integers(n_regs))
-            ib._emit(OpClass.ALU, d, [a], f"rem.u32 %r{d}, %r{a}, {len(succ[b])};")
-            ib._emit(OpClass.BRANCH, -1, [d], f"brx.idx %r{d}, $L__jt{b};")
-        elif k in (JUMP, JUMP_BACK):
-            ib._emit(OpClass.BRANCH, -1, [], f"bra.uni {_label(targets[0], exit_block)};")
-        elif k == RET:
-            ib._emit(OpClass.EXIT, -1, [], "ret;")
-        elif has_barrier[b]:
-            ib._emit(OpClass.BARRIER, -1, [], "bar.sync 0;")
-    block_start[exit_block] = block_start[n_blocks] = len(ib.op_class)
+    block_start, op_class, dst_reg, src_reg, text = _instructions(
+        cfg.kind, succ, has_barrier, rng.rng, lo, hi, int(n_regs), op_mix or DEFAULT_OP_MIX)
 
     max_len = max(int(max_path_len), int(cfg.dist[0]) + 1)
     per_cta = int(np.prod(block))
@@ -754,13 +785,13 @@ def synthetic(
         ipdom=ipdom.astype(np.int32),
         label=[_label(b, exit_block) for b in range(n_blocks)],
         has_barrier=has_barrier,
-        op_class=np.asarray(ib.op_class, np.uint8),
-        dst_reg=np.asarray(ib.dst, np.int16),
-        src_reg=np.asarray(ib.src, np.int16).reshape(-1, 3),
-        text=list(ib.text),
+        op_class=op_class,
+        dst_reg=dst_reg,
+        src_reg=src_reg,
+        text=text,
         path_ptr=path_ptr,
         path=path,
-        **(_memory_addresses(np.asarray(ib.op_class, np.uint8), block_start, path_ptr, path, per_cta, rng,
+        **(_memory_addresses(op_class, block_start, path_ptr, path, per_cta, rng,
                              int(seed) & _M64) if with_mem else {}),
         attrs={"generator": "simt_fast.trace.synthetic", "seed": int(seed), "warp_size": int(warp_size),
                "divergence": float(divergence), "loop_prob": float(loop_prob), "exit_prob": float(exit_prob)},
