@@ -211,12 +211,14 @@ class AbstractGraph:
                 self.collapse([n, s], "block", kids)
                 return True
             return False
-        if len(succ) == 2:
-            for b, f in ((succ[0], succ[1]), (succ[1], succ[0])):
-                if (not self._fixed(b) and list(self.pred[b]) == [n] and list(self.succ[b]) == [n]):
-                    # Test at the top, body jumps back: a while loop leaving to f.
-                    self.collapse([n, b], "while", [node, self.node[b]])
-                    return True
+        if len(succ) >= 2:
+            bodies = [b for b in succ if not self._fixed(b) and b != n and list(self.pred[b]) == [n]
+                      and list(self.succ[b]) == [n]]
+            if bodies and len(succ) - len(bodies) <= 1:
+                # Test at the top, body (or the arms of a switch in it) jumps back: a while loop
+                # leaving to the remaining successor.
+                self.collapse([n] + bodies, "while", [node] + [self.node[b] for b in bodies])
+                return True
         if len(succ) >= 2:
             arms = [s for s in succ if not self._fixed(s) and s != n and len(self.pred[s]) == 1
                     and len(self.succ[s]) <= 1 and s not in self.succ[s]]
@@ -549,17 +551,21 @@ def interacting_edges(ag: AbstractGraph, succs: Sequence[Sequence[int]]) -> list
                 if (u, x) != keep:
                     found += [(s, d, "loop_exit") for s, d in _abstract_to_real_edges(ag, u, x, succs)]
         found += _first_pred_filter(ag, ids, forward_copy_candidates(sl, 0, T, (K, B)), succs)
-    in_loop = {a for comp, _ in loops for a in comp}
-    if ag.exit is not None:
-        acyc = [a for a in ag.succ if a not in in_loop or a == ag.exit]
-        if ag.entry in acyc:
-            ids, index, _ = ag.compact()
-            sub_index = {a: i for i, a in enumerate(acyc)}
-            sl = [[sub_index[s] for s in ag.succ[a] if s in sub_index] for a in acyc]
-            if not loops:
-                found += _first_pred_filter(ag, acyc, forward_copy_candidates(
-                    sl, sub_index[ag.entry], sub_index[ag.exit]), succs)
-    return list(dict.fromkeys(found))
+    if ag.exit is not None and all(len(ag.loop_entries(comp)) == 1 for comp, _ in loops):
+        # the acyclic part: drop the back edges of the stuck loops (the structurizer fixes those
+        # loops first) and look for shared targets in what remains, if that is a DAG (a loop with
+        # several entries is reported by its entry edges alone: peeling changes the rest)
+        back = {(a, h) for comp, h in loops for a in comp if h in ag.succ[a]}
+        ids = list(ag.succ)
+        index = {a: i for i, a in enumerate(ids)}
+        sl = [[index[t] for t in ag.succ[a] if (a, t) not in back] for a in ids]
+        acyclic = all(len(c) == 1 and c[0] not in sl[c[0]] for c in graph.strongly_connected_components(len(ids), sl))
+        if acyclic:
+            found += _first_pred_filter(ag, ids, forward_copy_candidates(sl, index[ag.entry], index[ag.exit]), succs)
+    first_kind = {}
+    for src, dst, kind in found:
+        first_kind.setdefault((src, dst), kind)  # a loop exit is also a forward edge: report it once
+    return [(src, dst, kind) for (src, dst), kind in first_kind.items()]
 
 
 def _first_pred_filter(ag, ids, cands, succs) -> list:

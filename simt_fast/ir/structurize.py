@@ -231,12 +231,14 @@ def cut(g: FlowGraph, ag: ct.AbstractGraph, comp: Sequence, header) -> list:
 # ---------------------------------------------------------------------------------------------
 
 
-def _acyclic_region_from(sl, start, stop) -> list:
+def _acyclic_region_from(sl, start, stop, virtual=()) -> list:
+    """What ``start`` reaches before ``stop``; the virtual continue/break nodes of a loop body are
+    boundaries too (a copy's edge to them keeps its real target: the header or the loop exit)."""
     seen, stack = {start}, [start]
     while stack:
         x = stack.pop()
         for s in sl[x]:
-            if s != stop and s not in seen:
+            if s != stop and s not in seen and s not in virtual:
                 seen.add(s)
                 stack.append(s)
     return sorted(seen)
@@ -247,7 +249,7 @@ def _forward_copy_step(g, ag, ids, sl, entry, sink, virtual=()) -> bool:
     if not cands:
         return False
     u, v, stop = cands[0]
-    region = _acyclic_region_from(sl, v, stop)
+    region = _acyclic_region_from(sl, v, stop, virtual)
     if any(x in virtual or x == sink for x in region):
         raise StructurizeError("internal: a forward-copy region reached a virtual node")
     forward_copy(g, ag, ids[u], ids[v], [ids[x] for x in region])
