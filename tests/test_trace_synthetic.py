@@ -161,6 +161,15 @@ def test_launch_shapes():
         synthetic(1, 32, 0)
     with pytest.raises(ValueError, match="divergence must be a probability"):
         synthetic(8, 32, 0, divergence=1.5)
+    with pytest.raises(ValueError, match=r"op_mix may not contain control classes \(BARRIER\)"):
+        synthetic(8, 32, 0, op_mix={OpClass.ALU: 1.0, OpClass.BARRIER: 0.1})
+
+
+def test_op_mix_is_respected():
+    t = synthetic(64, 32, 0, op_mix={OpClass.SFU: 1.0}, instrs_per_block=(6, 6))
+    body = ~np.isin(t.op_class, [OpClass.BRANCH, OpClass.EXIT, OpClass.BARRIER])
+    setp_or_rem = np.array(["setp" in x or "rem" in x for x in t.text])
+    assert set(t.op_class[body & ~setp_or_rem]) == {OpClass.SFU}
 
 
 # ---- counter-based RNG and the walk kernel vs its plain-Python reference ----------------------

@@ -524,6 +524,10 @@ def _instructions(kinds, succ, has_barrier, gen: np.random.Generator, lo: int, h
     weights = np.array([float(v) for v in op_mix.values()], np.float64)
     if not len(weights) or weights.min() < 0 or weights.sum() <= 0:
         raise ValueError("op_mix must map OpClass values to non-negative weights with a positive sum")
+    control = [OpClass(c).name for c in classes if c in (OpClass.BRANCH, OpClass.EXIT, OpClass.BARRIER)]
+    if control:
+        # Terminators come from the CFG; a branch or barrier inside a body would break DESIGN §2.
+        raise ValueError(f"op_mix may not contain control classes ({', '.join(control)}); they are placed by the CFG")
     n_terms = np.array([{FALL: int(has_barrier[b]), COND: 2, LATCH: 2, COND_RET: 2, SWITCH: 2}.get(int(kinds[b]), 1)
                         for b in range(n_real)], np.int64)
     n_body = np.maximum(gen.integers(lo, hi + 1, size=n_real) - n_terms, np.where(n_terms > 0, 0, 1))
