@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
+import os
 import shutil
 import subprocess
 import tempfile
@@ -36,7 +37,7 @@ def build(workload) -> Path:
     cache.mkdir(exist_ok=True)
     lib = cache / f"{workload.name}-{digest}.so"
     if not lib.exists():
-        tmp = lib.with_suffix(f".{id(parts)}.tmp")
+        tmp = lib.with_suffix(f".{os.getpid()}.tmp")  # concurrent builders never share a file
         cmd = [CXX, "-std=c++20", "-O1", "-shared", "-fPIC", "-pthread", "-ffp-contract=off", "-w",
                f'-DKERNEL_SOURCE="{workload.source}"', f"-DKERNEL={workload.kernel}", "-I", str(HERE),
                str(HERE / "host_launch.cpp"), "-o", str(tmp)]
