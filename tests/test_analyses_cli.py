@@ -46,6 +46,8 @@ def test_analyze_json_reports_convergence_and_tree():
     assert k["control_tree"]["structured"] is True
     assert k["convergence"]["summary"]["warp_sequential"] == 6
     assert k["divergent_blocks"] == [] and k["syncwarp_blocks"] == []
+    sc = k["scalarization"]
+    assert sc["warp_size"] == 32 and sc["scalar_registers"] > 0 and sc["warp_sequential"] == 6
 
 
 def test_analyze_table_and_unstructured_kernel():

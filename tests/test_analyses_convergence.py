@@ -226,3 +226,56 @@ def test_variance_matches_taint_on_straight_line_code(prog):
     for r in range(1, 7):
         i = last[f"%r{r}"]
         assert (not res.invariant[i]) == (r in tainted)
+
+
+# ---------------------------------------------------------------------------------------------
+# Static scalarization statistics (seed 004 §4.2)
+# ---------------------------------------------------------------------------------------------
+
+
+def test_fir_scalarization_registers_and_instructions():
+    from simt_fast.ir.flat import instruction_registers
+    from simt_fast.ir.scalarize import scalar_instructions, scalarization_stats
+
+    k = parse_ptx(DATA / "fir.ptx").find_kernel("fir")
+    conv = analyze_convergence(k)
+    s = scalarization_stats(k, warp_size=32, conv=conv)
+    scalar = scalar_instructions(conv)
+    writers = {}
+    for i, ins in enumerate(k.instructions):
+        for r in instruction_registers(ins)[0]:
+            writers.setdefault(r, []).append(i)
+    is_scalar = {r: all(scalar[i] for i in ws) for r, ws in writers.items()}
+    # loop bookkeeping, coefficient pointers and the coefficient values are per-warp scalars
+    for r in ("%r11", "%r17", "%r18", "%r19", "%rd2", "%rd23", "%rd25", "%f13", "%f24"):
+        assert is_scalar[r], r
+    # the thread index, sample addresses, samples and the accumulator are private
+    for r in ("%r1", "%rd24", "%rd26", "%f12", "%f23", "%f29"):
+        assert not is_scalar[r], r
+    assert s.scalar_registers + s.private_registers == s.registers == len(writers)
+    assert s.scalar_instructions + s.warp_sequential + s.thread_instructions == s.instructions == len(k.instructions)
+    assert s.warp_sequential == 6
+    assert s.registers_per_warp == 32 * s.registers
+    assert s.scalarized_registers_per_warp == 32 * s.private_registers + s.scalar_registers
+    assert 0 < s.register_reduction_pct < 100 and 0 < s.scalar_pct < 100
+
+
+def test_scalarization_of_paper_example_arithmetic():
+    from simt_fast.ir.scalarize import ScalarizationStats
+
+    # Fig. 1: 9 registers per thread -> 288 per 32-thread warp; 2 private + 6 scalar -> 70 (76% fewer)
+    s = ScalarizationStats(32, 10, 7, 1, 2, 8, 6, 2, 0, 0)
+    s.registers = 9
+    assert s.registers_per_warp == 288 and s.scalarized_registers_per_warp == 70
+    assert round(s.register_reduction_pct) == 76
+
+
+def test_divergent_code_is_not_scalar():
+    from simt_fast.ir.scalarize import scalarization_stats
+
+    res = analyze(FIG2.replace("LIMIT", "%r2"))
+    s = scalarization_stats(res.func, conv=res)
+    n4 = [b for b in res.cfg.blocks if b.label == "N4"][0]
+    # the loop counter increment is in a divergent block: a thread instruction, private register
+    assert s.private_registers >= 2  # %r2 (tid) and %r5 (loop counter)
+    assert not res.convergent[n4.id]

@@ -27,11 +27,12 @@ def _load(ptx_file: Path):
     return parse_ptx(ptx_file)
 
 
-def analyze_kernel(func, variance: bool = True, early_exit: bool = True) -> dict:
+def analyze_kernel(func, variance: bool = True, early_exit: bool = True, warp_size: int = 32) -> dict:
     """The JSON-able static analysis of one kernel (the ``analyze --json`` schema)."""
     from ..ir import build_cfg
     from ..ir.control_tree import control_tree_of_cfg
     from ..ir.convergence import analyze_convergence
+    from ..ir.scalarize import scalarization_stats
 
     cfg = build_cfg(func)
     labels = [b.label or ("<exit>" if b.id == cfg.exit else f"B{b.id}") for b in cfg.blocks]
@@ -44,6 +45,7 @@ def analyze_kernel(func, variance: bool = True, early_exit: bool = True) -> dict
         "syncwarp_blocks": [labels[b] for b in conv.syncwarp_blocks],
         "divergent_blocks": [labels[b] for b in conv.divergent_blocks if b != cfg.exit],
         "variant_branches": [labels[b] for b in conv.variant_branches],
+        "scalarization": scalarization_stats(func, warp_size, conv).to_dict(),
     }
 
 
@@ -60,6 +62,10 @@ def _print_analysis(report: dict) -> None:
                   f"{s['convergent_blocks']}/{s['blocks']} blocks convergent  "
                   f"instructions: {s['uniform']} uniform, {s['affine']} affine, {s['variant']} variant  "
                   f"warp-sequential accesses: {s['warp_sequential']}")
+    sc = report["scalarization"]
+    console.print(f"  scalarization (warp {sc['warp_size']}): {sc['scalar_pct']:.1f}% scalar instructions, "
+                  f"{sc['scalar_registers']} scalar + {sc['private_registers']} private registers "
+                  f"({sc['scalarized_registers_per_warp']} vs {sc['registers_per_warp']} per warp)")
     for e in tree["interacting_edges"]:
         console.print(f"  interacting edge ({e['kind']}): {e['src']} -> {e['dst']}")
     table = Table(show_header=True, header_style="bold")
@@ -113,6 +119,7 @@ def register(app: typer.Typer) -> None:
         variance: bool = typer.Option(True, "--variance/--no-variance", help="Use variance analysis (off: every branch counts as divergent, structure-only convergence)."),
         early_exit: bool = typer.Option(True, "--early-exit/--no-early-exit", help="Apply seed 004 §3.4 (threads that exit early do not break convergence)."),
         output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the JSON to this file."),
+        warp_size: int = typer.Option(32, "--warp-size", min=1, help="Warp size for the per-warp register counts."),
     ):
         """Static analyses per kernel: control tree and interacting edges (seed 002), convergence,
         variance and affine classes, warp-sequential accesses and syncwarp points (seed 004)."""
@@ -121,7 +128,7 @@ def register(app: typer.Typer) -> None:
             funcs = [module.find_kernel(kernel)] if kernel is not None else module.kernels
             if not funcs:
                 fail(f"{ptx_file}: the module has no kernels (.entry)")
-            reports = [analyze_kernel(f, variance, early_exit) for f in funcs]
+            reports = [analyze_kernel(f, variance, early_exit, warp_size) for f in funcs]
         if as_json or output is not None:
             text = json.dumps({"file": str(ptx_file), "kernels": reports}, indent=2) + "\n"
             if output is not None:
