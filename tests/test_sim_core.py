@@ -186,3 +186,11 @@ def test_barrier_wait_is_counted():
     assert s.barrier_wait_cycles > 0
     assert s.to_dict() == reference.simulate(trace, SimConfig(mechanism="sps", warp_size=4, simd_width=4,
                                                               lat_alu=5)).to_dict()
+
+
+def test_syncwarp_flags_are_validated_per_block():
+    trace = synthetic(6, 32, seed=1)
+    ok = np.zeros(trace.n_blocks, bool)
+    assert simulate(trace, SimConfig(), syncwarp=ok).to_dict() == simulate(trace, SimConfig()).to_dict()
+    with pytest.raises(ConfigError, match="one entry per block"):
+        simulate(trace, SimConfig(), syncwarp=np.zeros(trace.n_blocks + 1, bool))

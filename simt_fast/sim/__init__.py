@@ -89,8 +89,12 @@ def _check_trace(trace: Trace) -> None:
         raise TraceError(f"trace '{trace.kernel}': thread {t}'s path does not start at the entry block 0")
 
 
-def prepare(trace: Trace, config: SimConfig) -> dict:
-    """Validate ``trace``/``config`` together and build the kernel's flat arguments."""
+def prepare(trace: Trace, config: SimConfig, syncwarp=None) -> dict:
+    """Validate ``trace``/``config`` together and build the kernel's flat arguments.
+
+    ``syncwarp`` (bool per block, optional) marks the blocks whose entry is a compiler-placed
+    ``__syncwarp`` reconvergence point — consumed by the ``stackless`` mechanism (issue 5).
+    """
     from . import registry
 
     mech = registry.get(config.mechanism)
@@ -111,6 +115,12 @@ def prepare(trace: Trace, config: SimConfig) -> dict:
             f"config field 'max_warps_per_sm' = {config.max_warps_per_sm} cannot hold one CTA of {tpc} threads "
             f"({wpc} warps of {W})"
         )
+    if syncwarp is None:
+        syncwarp = np.zeros(trace.n_blocks, np.bool_)
+    syncwarp = np.asarray(syncwarp)
+    if syncwarp.shape != (trace.n_blocks,) or syncwarp.dtype != np.bool_:
+        raise ConfigError(f"syncwarp flags must be a bool array with one entry per block ({trace.n_blocks}); "
+                          f"got {syncwarp.dtype} of shape {syncwarp.shape}")
     n_regs = int(max(np.max(trace.dst_reg, initial=-1), np.max(trace.src_reg, initial=-1))) + 1
     src = np.asarray(trace.src_reg, np.int64).reshape(-1, 3)
     return dict(
@@ -125,7 +135,7 @@ def prepare(trace: Trace, config: SimConfig) -> dict:
         prio=rpo_priority(trace.n_blocks, trace.succ_ptr, trace.succ_idx),
         op_class=np.asarray(trace.op_class, np.int64), dst_reg=np.asarray(trace.dst_reg, np.int64), src_reg=src,
         lat=latencies(config), path_ptr=np.asarray(trace.path_ptr, np.int64), path=np.asarray(trace.path, np.int32),
-        exit_b=trace.n_blocks - 1,
+        exit_b=trace.n_blocks - 1, syncwarp=syncwarp,
     )
 
 
@@ -173,7 +183,7 @@ def decode_events(ev: np.ndarray, n: int) -> list:
     return out
 
 
-def simulate(trace: Trace, config: SimConfig, *, events: list | None = None) -> Stats:
+def simulate(trace: Trace, config: SimConfig, *, events: list | None = None, syncwarp=None) -> Stats:
     """Replay ``trace`` on the machine and mechanism of ``config``; returns :class:`Stats`.
 
     Pass a list as ``events`` to receive the debug event log (issues and, after every change, the
@@ -181,7 +191,7 @@ def simulate(trace: Trace, config: SimConfig, *, events: list | None = None) -> 
     """
     from . import core
 
-    args = prepare(trace, config)
+    args = prepare(trace, config, syncwarp)
     ev = np.zeros((MAX_EVENTS if events is not None else 0, core.EV_WIDTH), np.int64)
     g = np.zeros(core.G_N, np.int64)
     occ_hist = np.zeros(config.warp_size + 1, np.int64)
@@ -191,7 +201,7 @@ def simulate(trace: Trace, config: SimConfig, *, events: list | None = None) -> 
         args["n_ctas"], args["n_regs"], args["K"], args["policy"], args["max_cycles"], args["no_progress"],
         args["block_start"], args["succ_ptr"], args["succ_idx"], args["ipdom"], args["has_bar"], args["prio"],
         args["op_class"], args["dst_reg"], args["src_reg"], args["lat"], args["path_ptr"], args["path"],
-        args["exit_b"], ev, occ_hist, q_hist, g,
+        args["exit_b"], args["syncwarp"], ev, occ_hist, q_hist, g,
     )
     if g[core.G_ERR]:
         raise SimulationError(error_message(config, int(g[core.G_ERR]), int(g[core.G_ERR_CYCLE]),

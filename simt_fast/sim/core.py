@@ -317,7 +317,7 @@ def release_barrier(mech, cta, now, st, rt, winfo, w0, wpc, pos, path, succ_ptr,
 @jit
 def _simulate(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, n_regs, K, policy, max_cycles, no_progress,
               block_start, succ_ptr, succ_idx, ipdom, has_bar, prio, op_class, dst_reg, src_reg, lat,
-              path_ptr, path, exit_b, ev, occ_hist, q_hist, g):
+              path_ptr, path, exit_b, syncwarp, ev, occ_hist, q_hist, g):
     """Replay every thread's path on ``n_sms`` SMs; fills ``g`` (G_*) and the histograms."""
     wpc = (tpc + W - 1) // W
     WS = cta_lim * wpc  # warp slots per SM
@@ -359,6 +359,16 @@ def _simulate(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, n_regs, K, poli
     # get ready earlier through its own issues or a barrier release, which reset the cache to 0
     wready = np.zeros(n_slots, np.int64)
 
+    _run(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, policy, max_cycles, no_progress, block_start, succ_ptr,
+         succ_idx, ipdom, has_bar, prio, op_class, dst_reg, src_reg, lat, path_ptr, path, exit_b, syncwarp, ev, occ_hist,
+         q_hist, g, wpc, WS, n_slots, n_q, qmask, occ, st, rt, winfo, sb, ran_ep, ran_m, pos, cta_live, cta_arr, simd_free, rr, last, sm_next, sm_res, order, order_n, nxt, gblk, gmask, cand, wready)
+
+
+@helper
+def _run(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, policy, max_cycles, no_progress, block_start, succ_ptr,
+         succ_idx, ipdom, has_bar, prio, op_class, dst_reg, src_reg, lat, path_ptr, path, exit_b, syncwarp, ev, occ_hist,
+         q_hist, g, wpc, WS, n_slots, n_q, qmask, occ, st, rt, winfo, sb, ran_ep, ran_m, pos, cta_live, cta_arr, simd_free, rr, last, sm_next, sm_res, order, order_n, nxt, gblk, gmask, cand, wready):
+    """The cycle loop (NRT-free: it never allocates, so its many helper calls cost no refcounting)."""
     # ---- CTA dispatch: fill every SM up to its CTA limit, in CTA order --------------------------
     next_cta = 0
     for sm in range(n_sms):

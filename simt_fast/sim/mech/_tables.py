@@ -9,6 +9,8 @@ the top of a PDOM stack) and appended at the end. The plain-Python reference kee
 the same order, so both models make identical choices.
 """
 
+import numpy as np
+
 from ..._jit import jit
 
 # Helpers called from the core's hot loop are compiled without the numba runtime (NRT): they never
@@ -57,11 +59,12 @@ W_NF = 11
 
 @helper
 def popcount(m):
-    c = 0
-    while m != 0:
-        m &= m - 1
-        c += 1
-    return c
+    """Set bits of a lane mask (SWAR; the int64 is reinterpreted as unsigned so lane 63 counts)."""
+    x = np.uint64(m)
+    x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))
+    x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2)) & np.uint64(0x3333333333333333))
+    x = (x + (x >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
+    return np.int64((x * np.uint64(0x0101010101010101)) >> np.uint64(56))
 
 
 @helper
