@@ -26,8 +26,11 @@ def is_structured(module):
 def test_fig4_inlined_early_return_is_cut():
     m = parse_ptx(WORKLOADS / "inlinedreturn.ptx")
     k = m.find_kernel("inlinedreturn")
-    tree = control_tree_of_cfg(build_cfg(k))
+    cfg = build_cfg(k)
+    tree = control_tree_of_cfg(cfg)
     assert not tree.is_structured
+    flagged = [b.id for b in cfg.blocks if b.unstructured]
+    assert flagged and flagged == [int(b) for b in tree.unstructured.nonzero()[0]]
     assert any(kind == "loop_exit" for _, _, kind in tree.interacting_edges)
     new, s = structurize(k)
     assert s.cuts >= 1 and s.backward_copies == 0

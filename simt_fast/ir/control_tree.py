@@ -626,9 +626,13 @@ def build_control_tree(n: int, succs: Sequence[Sequence[int]], entry: int = 0, e
 
 
 def control_tree_of_cfg(cfg) -> ControlTree:
-    """The control tree of a :class:`simt_fast.ir.cfg.CFG` (virtual exit = ``cfg.exit``)."""
+    """The control tree of a :class:`simt_fast.ir.cfg.CFG` (virtual exit = ``cfg.exit``); also sets
+    each ``BasicBlock.unstructured`` flag (source or target of an interacting edge)."""
     n = len(cfg.blocks)
-    return build_control_tree(n, [list(b.succs) for b in cfg.blocks], cfg.entry, cfg.exit)
+    tree = build_control_tree(n, [list(b.succs) for b in cfg.blocks], cfg.entry, cfg.exit)
+    for b in cfg.blocks:
+        b.unstructured = bool(tree.unstructured[b.id])
+    return tree
 
 
 def _check_graph(n, succs, entry, exit):
