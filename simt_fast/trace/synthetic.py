@@ -192,11 +192,13 @@ def walk_paths(succ_ptr, succ_idx, succ_cum, deviate, dist, threads_per_cta, war
             np.ascontiguousarray(succ_cum, np.float64), np.ascontiguousarray(deviate, np.float64),
             np.ascontiguousarray(dist, np.int64), int(threads_per_cta), int(warps_per_cta), int(warp_size),
             int(max_len), np.uint64(seed))
-    lengths = _walk_lengths(*args, int(n_threads))
-    path_ptr = np.zeros(n_threads + 1, np.int64)
-    np.cumsum(lengths, out=path_ptr[1:])
-    path = np.zeros(int(path_ptr[-1]), np.uint32)
-    _walk_fill(*args, path_ptr, path)
+    # splitmix64 relies on uint64 wrap-around; under NUMBA_DISABLE_JIT numpy would warn about it.
+    with np.errstate(over="ignore"):
+        lengths = _walk_lengths(*args, int(n_threads))
+        path_ptr = np.zeros(n_threads + 1, np.int64)
+        np.cumsum(lengths, out=path_ptr[1:])
+        path = np.zeros(int(path_ptr[-1]), np.uint32)
+        _walk_fill(*args, path_ptr, path)
     return path_ptr, path.astype(dtype, copy=False)
 
 
