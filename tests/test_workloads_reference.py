@@ -277,7 +277,13 @@ def test_earlyexit_reference_matches_per_thread_do_while():
             x ^= (x << 5) & 0xFFFFFFFF
             it += 1
             if x & mask == target:
-                found, acc = it, (acc + (x >> 16)) & 0xFFFFFFFF
+                h = x
+                for _ in range(6):
+                    h ^= h >> 15
+                    h = (h * 0x2C1B3C6D) & 0xFFFFFFFF
+                    h ^= h >> 12
+                    h = (h * 0x297A2D39) & 0xFFFFFFFF
+                found, acc = it, (acc + h) & 0xFFFFFFFF
                 break
             acc = (acc * 33 + (x & 0xFF)) & 0xFFFFFFFF
             if not it < limit:

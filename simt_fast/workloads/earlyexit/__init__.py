@@ -44,7 +44,13 @@ def reference(spec: LaunchSpec) -> dict:
         x = np.where(active, y, x)
         hit = active & ((x & mask) == target)
         found = np.where(hit, it, found)
-        acc = np.where(hit, acc + (x >> np.uint32(16)),
+        h = x.copy()
+        for _ in range(6):  # BBB's mixing rounds
+            h ^= h >> np.uint32(15)
+            h *= np.uint32(0x2C1B3C6D)
+            h ^= h >> np.uint32(12)
+            h *= np.uint32(0x297A2D39)
+        acc = np.where(hit, acc + h,
                        np.where(active, acc * np.uint32(33) + (x & np.uint32(0xFF)), acc))
         active &= ~hit & (it < limit)
     return {"found_at": found, "checksum": acc ^ x}

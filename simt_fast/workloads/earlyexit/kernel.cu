@@ -28,9 +28,19 @@ extern "C" __global__ void earlyexit(const unsigned* __restrict__ seeds,
         x ^= x << 5;
         ++it;
         if ((x & target_mask) == target) {
-            // BBB
+            // BBB: deliberately longer than BBC, so a split that loops through BBC can reach
+            // BBB again while an earlier split is still in it (seed 001's early-reconvergence
+            // opportunity: two splits of one warp in the same block).
+            unsigned h = x;
+#pragma unroll
+            for (int r = 0; r < 6; ++r) {
+                h ^= h >> 15;
+                h *= 0x2c1b3c6du;
+                h ^= h >> 12;
+                h *= 0x297a2d39u;
+            }
             found = it;
-            acc += x >> 16;
+            acc += h;
             break;
         } else {
             // BBC
