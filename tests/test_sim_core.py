@@ -22,7 +22,7 @@ def configs(draw, warp_size: int, mechanism=None):
     return SimConfig(
         mechanism=mechanism or draw(st.sampled_from(MECHS)),
         warp_size=warp_size,
-        simd_width=draw(st.sampled_from((1, 4, 8, 32))),
+        simd_width=draw(st.sampled_from((1, 4, 8, 32, 64))),
         n_sms=draw(st.integers(1, 3)),
         n_schedulers=draw(st.integers(1, 2)),
         max_warps_per_sm=64,
@@ -39,8 +39,8 @@ def configs(draw, warp_size: int, mechanism=None):
 
 @st.composite
 def cases(draw, mechanism=None):
-    trace = draw(synthetic.traces(max_blocks=18, max_threads=80))
-    warp_size = draw(st.sampled_from((4, 8, 16, 32)))
+    trace = draw(synthetic.traces(max_blocks=18, max_threads=140))
+    warp_size = draw(st.sampled_from((4, 8, 16, 32, 64)))  # 64: lane 63 is the int64 sign bit
     return trace, draw(configs(warp_size, mechanism))
 
 
@@ -194,3 +194,15 @@ def test_syncwarp_flags_are_validated_per_block():
     assert simulate(trace, SimConfig(), syncwarp=ok).to_dict() == simulate(trace, SimConfig()).to_dict()
     with pytest.raises(ConfigError, match="one entry per block"):
         simulate(trace, SimConfig(), syncwarp=np.zeros(trace.n_blocks + 1, bool))
+
+
+@pytest.mark.parametrize("mech", MECHS)
+def test_64_lane_warps_use_the_sign_bit_correctly(mech):
+    trace = synthetic(14, None, seed=11, warp_size=64, block=(128, 1, 1), grid=(2, 1, 1), divergence=0.4)
+    cfg = SimConfig(mechanism=mech, warp_size=64, simd_width=16, lat_global=40)
+    fast_ev, ref_ev = [], []
+    fast = simulate(trace, cfg, events=fast_ev)
+    assert fast.to_dict() == reference.simulate(trace, cfg, events=ref_ev).to_dict()
+    assert fast_ev == ref_ev
+    assert fast.thread_insts == trace.total_thread_insts()
+    assert any(e["kind"] == "issue" and e["mask"] >> 63 for e in fast_ev)  # lane 63 did issue

@@ -162,20 +162,23 @@ def decode_events(ev: np.ndarray, n: int) -> list:
     """Turn the kernel's event rows into dicts: issues and table snapshots (ST/RT rows)."""
     from . import core
 
+    def u(x) -> int:  # lane masks are int64 in the kernel; lane 63 is the sign bit
+        return int(x) & 0xFFFF_FFFF_FFFF_FFFF
+
     out = []
     k = 0
     while k < n:
         row = ev[k]
         kind, cycle, warp = int(row[0]), int(row[1]), int(row[2])
         if kind == core.EV_ISSUE:
-            out.append(dict(kind="issue", cycle=cycle, warp=warp, pc=(int(row[3]), int(row[4])), mask=int(row[5])))
+            out.append(dict(kind="issue", cycle=cycle, warp=warp, pc=(int(row[3]), int(row[4])), mask=u(row[5])))
             k += 1
         elif kind == core.EV_TABLES:
             n_st, n_rt = int(row[3]), int(row[4])
-            st = [dict(pc=(int(r[3]), int(r[4])), mask=int(r[5]), rpc=(int(r[6]), int(r[7])), parent=int(r[8]),
+            st = [dict(pc=(int(r[3]), int(r[4])), mask=u(r[5]), rpc=(int(r[6]), int(r[7])), parent=int(r[8]),
                        waiting=bool(r[9])) for r in ev[k + 1: k + 1 + n_st]]
-            rt = [dict(id=int(r[3]), pc=(int(r[4]), int(r[5])), rpc=(int(r[6]), int(r[7])), rmask=int(r[8]),
-                       pending=int(r[9]), parent=int(r[10])) for r in ev[k + 1 + n_st: k + 1 + n_st + n_rt]]
+            rt = [dict(id=int(r[3]), pc=(int(r[4]), int(r[5])), rpc=(int(r[6]), int(r[7])), rmask=u(r[8]),
+                       pending=u(r[9]), parent=int(r[10])) for r in ev[k + 1 + n_st: k + 1 + n_st + n_rt]]
             out.append(dict(kind="tables", cycle=cycle, warp=warp, st=st, rt=rt))
             k += 1 + n_st + n_rt
         else:  # pragma: no cover - rows are only written by emit()
