@@ -193,11 +193,15 @@ def _open_read(path) -> h5py.File:
     if p.is_dir():
         raise ResultsError(f"{name} is a directory, not a results file")
     try:
-        f = h5py.File(path, "r", swmr=True)
-    except (OSError, ValueError) as swmr_err:
-        try:  # files written without the SWMR-capable format (foreign files) open the plain way
-            f = h5py.File(path, "r")
-        except (OSError, ValueError):
+        f = h5py.File(path, "r")
+    except (OSError, ValueError) as err:
+        # Flagged open-for-write: a sweep is appending to it now, or was killed. SWMR readers may
+        # read it (only then: SWMR reads retry failed checksums for a long time on corrupt files).
+        if "already open for write" not in str(err):
+            raise _describe_open_error(name, err) from None
+        try:
+            f = h5py.File(path, "r", swmr=True)
+        except (OSError, ValueError) as swmr_err:
             raise _describe_open_error(name, swmr_err) from None
     try:
         _schema_major(name, f.attrs)

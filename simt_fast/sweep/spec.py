@@ -251,8 +251,13 @@ def parse_sweep(text: str, name: str = "<sweep>", base_dir: Optional[Path] = Non
     # ---- every combination must be a valid SimConfig (named before any work)
     keys = list(grid)
     configs = []
+    base_values = base_config.to_dict()
+    global_rules = [r for r in exclude if not any(k in EXCLUDE_EXTRA_KEYS for k in r)]
     for combo in itertools.product(*(grid[k] for k in keys)):
         changes = dict(zip(keys, combo))
+        values = {**base_values, **changes}
+        if any(all(values[k] in vs for k, vs in rule.items()) for rule in global_rules):
+            continue  # excluded for every trace: never built, so it may be an invalid combination
         try:
             configs.append(base_config.replace(**changes))
         except ConfigError as e:

@@ -1,0 +1,208 @@
+"""The results store: round trip, speedup, histograms, SWMR reading, crash recovery, clear errors."""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import h5py
+import numpy as np
+import pytest
+
+from simt_fast import results
+from simt_fast.results import ResultsError, ResultsWriter
+from simt_fast.sim.config import SimConfig
+from simt_fast.sim.stats import SCALAR_STATS, Stats
+
+
+def _stats(rng, warp_size=32, n_quarters=4):
+    occ = rng.integers(0, 50, warp_size + 1)
+    occ[0] = 0
+    q = rng.integers(0, 50, n_quarters + 1)
+    q[0] = 0
+    s = Stats(cycles=int(rng.integers(100, 10_000)), warp_insts=int(rng.integers(1, 500)),
+              thread_insts=int(rng.integers(1, 5000)), idle_cycles=int(rng.integers(0, 50)),
+              max_splits=int(rng.integers(0, 9)), occupancy_hist=occ, quarter_hist=q)
+    return s.finalize(warp_size)
+
+
+def _fill(path, rows=12, seed=0, baseline=None):
+    """Rows for 2 traces x 3 mechanisms x 2 warp sizes; returns what was written."""
+    rng = np.random.default_rng(seed)
+    written = []
+    with ResultsWriter(path, baseline=baseline) as w:
+        for trace in ("t0", "t1"):
+            for mech in ("sps", "mp", "mimd"):
+                for ws in (16, 32):
+                    if len(written) == rows:
+                        return written
+                    cfg = SimConfig(mechanism=mech, warp_size=ws, simd_width=8)
+                    st = _stats(rng, ws, cfg.n_quarters)
+                    pid = f"{trace}-{mech}-{ws}"
+                    w.append(pid, f"digest-{trace}", trace, cfg.to_dict(), st, sim_seconds=0.5)
+                    written.append((pid, trace, cfg, st))
+    return written
+
+
+def test_round_trip_every_column_and_histogram(tmp_path):
+    path = tmp_path / "r.h5"
+    written = _fill(path)
+    df = results.load(path, hist=True)
+    assert list(df["point_id"]) == sorted(p for p, *_ in written)
+    by_id = df.set_index("point_id")
+    for pid, trace, cfg, st in written:
+        row = by_id.loc[pid]
+        assert row["trace"] == trace and row["trace_id"] == f"digest-{trace}"
+        for k, v in cfg.to_dict().items():
+            assert row[k] == v, k
+        for k in SCALAR_STATS:
+            assert row[k] == pytest.approx(getattr(st, k)), k
+        np.testing.assert_array_equal(row["occupancy_hist"], st.occupancy_hist)
+        np.testing.assert_array_equal(row["quarter_hist"], st.quarter_hist)
+    hist = results.load_hist(path, "occupancy_hist")
+    np.testing.assert_array_equal(hist.loc["t0-sps-16"], written[0][3].occupancy_hist)
+    assert len(hist["t0-sps-32"]) == 33
+    with pytest.raises(ResultsError, match="no histogram 'nope'"):
+        results.load_hist(path, "nope")
+    f = h5py.File(path, "r", swmr=True)
+    assert f.attrs["schema"] == "simt-fast/results/1" and "host" in f.attrs and "created" in f.attrs
+    assert f["hist/occupancy_hist"].shape == (12, results.HIST_WIDTH)
+    f.close()
+
+
+def test_speedup_is_baseline_cycles_over_cycles_for_the_same_trace_and_machine(tmp_path):
+    path = tmp_path / "r.h5"
+    written = _fill(path, baseline={"mechanism": "sps"})
+    df = results.load(path)
+    cycles = {(t, c.mechanism, c.warp_size): s.cycles for _, t, c, s in written}
+    for _, row in df.iterrows():
+        expected = cycles[(row["trace"], "sps", row["warp_size"])] / cycles[(row["trace"], row["mechanism"],
+                                                                              row["warp_size"])]
+        assert row["speedup"] == pytest.approx(expected)
+    # another baseline, given when loading; a missing baseline point gives NaN
+    df_mp = results.load(path, baseline={"mechanism": "mp"})
+    assert np.allclose(df_mp.loc[df_mp.mechanism == "mp", "speedup"], 1.0)
+    partial = tmp_path / "p.h5"
+    _fill(partial, rows=3, baseline={"mechanism": "mp"})  # t0: sps16, sps32, mp16 only
+    d = results.load(partial).set_index("point_id")
+    assert d.loc["t0-sps-16", "speedup"] == pytest.approx(d.loc["t0-mp-16", "cycles"] / d.loc["t0-sps-16", "cycles"])
+    assert np.isnan(d.loc["t0-sps-32", "speedup"])
+
+
+def test_reader_sees_rows_while_the_writer_is_open(tmp_path):
+    path = tmp_path / "r.h5"
+    rng = np.random.default_rng(1)
+    with ResultsWriter(path) as w:
+        for i in range(3):
+            w.append(f"p{i}", "d", "t", SimConfig().to_dict(), _stats(rng))
+        assert len(results.load(path)) == 3  # SWMR read while the file is open for writing
+        w.append("p3", "d", "t", SimConfig().to_dict(), _stats(rng))
+        assert list(results.load(path)["point_id"]) == ["p0", "p1", "p2", "p3"]
+        with pytest.raises(ResultsError, match="another simt-fast process is writing"):
+            ResultsWriter(path)
+        assert w.append("p3", "d", "t", SimConfig().to_dict(), _stats(rng)) is False  # already stored
+    with ResultsWriter(path) as w:  # reopening keeps the rows and knows their ids
+        assert w.ids == {"p0", "p1", "p2", "p3"}
+
+
+def test_writer_killed_without_closing_is_recovered(tmp_path):
+    path = tmp_path / "r.h5"
+    code = textwrap.dedent(f"""
+        import os
+        from simt_fast.results import ResultsWriter
+        from simt_fast.sim.config import SimConfig
+        from simt_fast.sim.stats import Stats
+        w = ResultsWriter({str(path)!r})
+        for i in range(5):
+            w.append(f"p{{i}}", "d", "t", SimConfig().to_dict(), Stats(cycles=10 + i))
+        os._exit(0)  # like kill -9: no close, the file stays flagged open-for-write
+    """)
+    subprocess.run([sys.executable, "-W", "ignore", "-c", code], check=True)
+    with pytest.raises(OSError):
+        h5py.File(path, "r+").close()
+    assert list(results.load(path)["cycles"]) == [10, 11, 12, 13, 14]
+    with ResultsWriter(path) as w:
+        assert w.recovered and len(w.ids) == 5
+        w.append("p5", "d", "t", SimConfig().to_dict(), Stats(cycles=15))
+    assert list(results.load(path)["cycles"]) == [10, 11, 12, 13, 14, 15]
+
+
+def _one_sentence(excinfo, *fragments):
+    msg = str(excinfo.value)
+    assert "\n" not in msg and "Traceback" not in msg
+    for f in fragments:
+        assert f in msg, msg
+
+
+def test_corrupt_foreign_and_newer_files_get_one_clear_sentence(tmp_path):
+    garbage = tmp_path / "garbage.h5"
+    garbage.write_bytes(os.urandom(4096))
+    with pytest.raises(ResultsError) as e:
+        results.load(garbage)
+    _one_sentence(e, "garbage.h5", "not an HDF5 file")
+
+    good = tmp_path / "good.h5"
+    _fill(good, rows=4)
+    truncated = tmp_path / "truncated.h5"
+    truncated.write_bytes(good.read_bytes()[:1500])
+    with pytest.raises(ResultsError) as e:
+        results.load(truncated)
+    _one_sentence(e, "truncated.h5")
+
+    foreign = tmp_path / "foreign.h5"
+    with h5py.File(foreign, "w") as f:
+        f["data"] = np.arange(3)
+    with pytest.raises(ResultsError) as e:
+        results.load(foreign)
+    _one_sentence(e, "foreign.h5", "not a simt-fast results file")
+
+    other = tmp_path / "other.h5"
+    with h5py.File(other, "w") as f:
+        f.attrs["schema"] = "someone-else/1"
+    with pytest.raises(ResultsError) as e:
+        results.load(other)
+    _one_sentence(e, "not a simt-fast results schema")
+
+    from simt_fast.trace import synthetic
+
+    trace = tmp_path / "trace.h5"
+    synthetic(6, 8, seed=0).save(trace)
+    with pytest.raises(ResultsError) as e:
+        results.load(trace)
+    _one_sentence(e, "is a simt-fast trace file, not a results file")
+
+    newer = tmp_path / "newer.h5"
+    _fill(newer, rows=2)
+    with h5py.File(newer, "r+") as f:
+        f.attrs["schema"] = "simt-fast/results/7"
+    with pytest.raises(ResultsError) as e:
+        results.load(newer)
+    _one_sentence(e, "version 7", "upgrade simt-fast")
+    with pytest.raises(ResultsError, match="version 7"):
+        ResultsWriter(newer)
+
+    with pytest.raises(ResultsError, match="does not exist"):
+        results.load(tmp_path / "missing.h5")
+
+
+def test_merge_deduplicates_and_refuses_other_layouts(tmp_path):
+    a, b, out = tmp_path / "a.h5", tmp_path / "b.h5", tmp_path / "out.h5"
+    written = _fill(a, rows=8, baseline={"mechanism": "sps"})
+    _fill(b, rows=12, baseline={"mechanism": "sps"})  # same seed: rows 0..7 are the same points
+    counts = results.merge(out, [a, b])
+    assert counts == {"inputs": 2, "rows_read": 20, "added": 12, "duplicates": 8, "total": 12}
+    merged = results.contents(out)
+    pd = pytest.importorskip("pandas")
+    pd.testing.assert_frame_equal(merged, results.contents(b))
+    assert results.load(out).attrs["baseline"] == {"mechanism": "sps"}
+    assert len(written) == 8
+
+    odd = tmp_path / "odd.h5"
+    with h5py.File(odd, "w", libver="latest") as f:
+        f.attrs["schema"] = results.SCHEMA
+        f.create_dataset("runs", data=np.zeros(2, [("point_id", "S32"), ("cycles", "i8")]))
+    with pytest.raises(ResultsError, match="different results layout"):
+        results.merge(tmp_path / "out2.h5", [a, odd])
+    with pytest.raises(ResultsError, match="both the output and an input"):
+        results.merge(a, [a, b])
