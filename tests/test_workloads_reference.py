@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 import simt_fast.workloads as workloads
-from simt_fast.workloads import aes, bfs, blackscholes, earlyexit, inlinedreturn, laplace3d, libor, mummer, nn
-from simt_fast.workloads import nqueens, raytrace, shortcircuit, statemachine, storegpu
+from simt_fast.workloads import aes, bfs, inlinedreturn, mummer, nn
+from simt_fast.workloads import nqueens, raytrace, statemachine, storegpu
 
 
 def tiny(name, seed=0):
