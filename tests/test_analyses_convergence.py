@@ -78,6 +78,7 @@ def test_fig2_variant_branch_in_n4p_diverges_only_n4p_and_n4():
     res = analyze(FIG2.replace("LIMIT", "%r2"))
     assert names(res, res.divergent_blocks) == ["N4", "N4p"]
     assert names(res, res.syncwarp_blocks) == ["N5"]  # §5.2: N5 must be guarded by a syncwarp
+    assert res.syncwarp_mask.dtype == bool and list(res.syncwarp_mask.nonzero()[0]) == res.syncwarp_blocks
     # N5 reads the loop counter, which diverged: its add is variant; N2's is uniform
     k = res.func
     cls = {k.instructions[i].text.split()[0] + str(i): res.instr_class[i] for i in range(len(k.instructions))}

@@ -62,6 +62,14 @@ class ConvergenceResult:
     variant_branches: list  # blocks whose conditional branch is thread-variant
 
     @property
+    def syncwarp_mask(self) -> np.ndarray:
+        """bool per CFG block (trace numbering when the CFG is the traced kernel's): the blocks whose
+        entry gets a compiler-placed ``syncwarp`` for stackless SIMT (``simulate(..., syncwarp=)``)."""
+        mask = np.zeros(self.cfg.n_blocks, dtype=np.bool_)
+        mask[self.syncwarp_blocks] = True
+        return mask
+
+    @property
     def divergent_blocks(self) -> list:
         return [b for b in range(self.cfg.n_blocks) if not self.convergent[b]]
 
