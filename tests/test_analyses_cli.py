@@ -51,9 +51,10 @@ def test_analyze_json_reports_convergence_and_tree():
 
 
 def test_analyze_table_and_unstructured_kernel():
-    r = runner.invoke(app, ["analyze", str(SHORT)])
+    r = runner.invoke(app, ["analyze", str(SHORT), "--tree"])
     assert r.exit_code == 0, r.output
     assert "unstructured" in r.output and "interacting edge" in r.output and "syncwarp" in r.output
+    assert "control tree:" in r.output and "do_while" in r.output
 
 
 def test_missing_file_and_bad_ptx_are_one_line_errors(tmp_path):

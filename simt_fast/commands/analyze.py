@@ -49,7 +49,16 @@ def analyze_kernel(func, variance: bool = True, early_exit: bool = True, warp_si
     }
 
 
-def _print_analysis(report: dict) -> None:
+def _tree_lines(node: dict, indent: int = 1) -> list:
+    if node["kind"] == "bb":
+        return ["  " * indent + str(node["block"])]
+    lines = ["  " * indent + node["kind"]]
+    for child in node["children"]:
+        lines += _tree_lines(child, indent + 1)
+    return lines
+
+
+def _print_analysis(report: dict, show_tree: bool = False) -> None:
     from rich.console import Console
     from rich.table import Table
 
@@ -68,6 +77,10 @@ def _print_analysis(report: dict) -> None:
                   f"({sc['scalarized_registers_per_warp']} vs {sc['registers_per_warp']} per warp)")
     for e in tree["interacting_edges"]:
         console.print(f"  interacting edge ({e['kind']}): {e['src']} -> {e['dst']}")
+    if show_tree:
+        console.print("  control tree:", highlight=False)
+        for line in _tree_lines(tree["tree"], 2):
+            console.print(line, highlight=False)
     table = Table(show_header=True, header_style="bold")
     for col in ("block", "convergent", "syncwarp", "instrs", "uniform", "affine", "variant", "warp-seq"):
         table.add_column(col, no_wrap=True)
@@ -120,6 +133,7 @@ def register(app: typer.Typer) -> None:
         early_exit: bool = typer.Option(True, "--early-exit/--no-early-exit", help="Apply seed 004 §3.4 (threads that exit early do not break convergence)."),
         output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the JSON to this file."),
         warp_size: int = typer.Option(32, "--warp-size", min=1, help="Warp size for the per-warp register counts."),
+        show_tree: bool = typer.Option(False, "--tree", help="Also print the control tree (table mode)."),
     ):
         """Static analyses per kernel: control tree and interacting edges (seed 002), convergence,
         variance and affine classes, warp-sequential accesses and syncwarp points (seed 004)."""
@@ -137,4 +151,4 @@ def register(app: typer.Typer) -> None:
                 sys.stdout.write(text)
             return
         for r in reports:
-            _print_analysis(r)
+            _print_analysis(r, show_tree)
