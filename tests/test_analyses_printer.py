@@ -98,3 +98,80 @@ def test_format_instruction_from_scratch():
     assert format_instruction(ins) == "setp.ne.u32 %cf0, 1, 0;"
     bra = Instruction("bra.uni", "bra", ("uni",), (Label("$L__x"),), pred=Reg("%p1"), pred_negated=True)
     assert format_instruction(bra) == "@!%p1 bra.uni $L__x;"
+
+
+# ---------------------------------------------------------------------------------------------
+# Property: random kernels (random instructions, guards, labels, branches) round-trip
+# ---------------------------------------------------------------------------------------------
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+_REG = st.sampled_from(["%r1", "%r2", "%r3", "%r4"])
+_REG64 = st.sampled_from(["%rd1", "%rd2"])
+_IMM = st.integers(-(2**31), 2**31 - 1).map(str)
+_OFF = st.integers(-64, 64)
+
+
+@st.composite
+def _instruction(draw, n_labels):
+    kind = draw(st.sampled_from(["alu", "setp", "ld", "st", "bra", "selp", "mov_sreg", "atom", "cvt"]))
+    guard = draw(st.sampled_from(["", "@%p1 ", "@!%p2 "]))
+    if kind == "alu":
+        op = draw(st.sampled_from(["add.s32", "sub.s32", "mul.lo.s32", "and.b32", "shl.b32", "mad.lo.s32"]))
+        srcs = [draw(st.one_of(_REG, _IMM)) for _ in range(3 if op.startswith("mad") else 2)]
+        srcs[0] = draw(_REG)
+        return f"{guard}{op} {draw(_REG)}, {', '.join(srcs)};"
+    if kind == "setp":
+        return f"{guard}setp.{draw(st.sampled_from(['lt', 'ge', 'ne']))}.s32 {draw(st.sampled_from(['%p1', '%p2']))}, {draw(_REG)}, {draw(st.one_of(_REG, _IMM))};"
+    if kind == "ld":
+        off = draw(_OFF)
+        return f"{guard}ld.global.u32 {draw(_REG)}, [{draw(_REG64)}{'+' + str(off) if off else ''}];"
+    if kind == "st":
+        return f"{guard}st.shared.u32 [{draw(_REG64)}+{draw(_OFF)}], {draw(_REG)};"
+    if kind == "bra":
+        return f"{guard}bra L{draw(st.integers(0, n_labels - 1))};"
+    if kind == "selp":
+        return f"selp.b32 {draw(_REG)}, {draw(_REG)}, {draw(_IMM)}, %p1;"
+    if kind == "mov_sreg":
+        return f"mov.u32 {draw(_REG)}, %{draw(st.sampled_from(['tid.x', 'ntid.y', 'laneid', 'ctaid.z']))};"
+    if kind == "atom":
+        return f"atom.global.add.u32 {draw(_REG)}, [{draw(_REG64)}], {draw(_REG)};"
+    return f"cvt.u64.u32 {draw(_REG64)}, {draw(_REG)};"
+
+
+@st.composite
+def random_kernels(draw):
+    n_labels = draw(st.integers(1, 4))
+    body = []
+    for i in range(n_labels):
+        body.append(f"L{i}:")
+        body += [draw(_instruction(n_labels)) for _ in range(draw(st.integers(0, 5)))]
+    body.append("ret;")
+    return HEADER + "\n".join(body) + "\n}\n"
+
+
+HEADER = """.version 7.5
+.target sm_75
+.address_size 64
+.extern .shared .align 16 .b8 smem[];
+.global .align 4 .u32 table[4] = {1, 2, 3, 4};
+.global .f32 scale = 0f3F800000;
+.visible .entry k(.param .u64 k_param_0, .param .align 8 .b8 k_param_1[16])
+.maxntid 128, 1, 1
+{
+.reg .pred %p<3>;
+.reg .b32 %r<5>;
+.reg .b64 %rd<3>;
+"""
+
+
+@settings(max_examples=100, deadline=None)
+@given(random_kernels())
+def test_random_kernels_round_trip(text):
+    m = parse_ptx(text)
+    printed = print_module(m)
+    m2 = parse_ptx(printed, path="printed.ptx")
+    assert structure(m2) == structure(m)
+    k, k2 = m.kernels[0], m2.kernels[0]
+    assert k2.directives.get("maxntid") == k.directives.get("maxntid") == (128, 1, 1)
+    assert [(p.name, p.align, p.count) for p in k2.params] == [(p.name, p.align, p.count) for p in k.params]
