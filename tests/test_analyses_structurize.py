@@ -121,8 +121,10 @@ def test_fig10_forward_copy_duplicates_b5_three_times_b4_b3_once():
     assert (s.forward_copies, s.cuts, s.backward_copies) == (2, 0, 0)
     c = copies(g2)
     assert (c[4] - 1, c[3] - 1, c[2] - 1, c[1] - 1, c[0] - 1) == (3, 1, 1, 0, 0)
-    # E2 (B4 -> B5) is handled before E1 (B2 -> B3): the first copy is of B5 alone
-    assert [step for step, _ in log] == ["forward_copy", "forward_copy"]
+    # E2 (B4 -> B5) is handled before E1 (B2 -> B3): the first copy is of B5 alone, the second of
+    # {B3, B4, B5, B5'}
+    assert [(step, d["edge"], len(d["new_blocks"])) for step, d in log] == [
+        ("forward_copy", (3, 4), 1), ("forward_copy", (1, 2), 4)]
     assert g2.control_tree().is_structured
     # Fig. 3(c)/10(c): every block but the exit has one predecessor -- a tree of paths
     preds = Counter(v for b in range(g2.n) if g2.live[b] for v in set(g2.succs[b]))

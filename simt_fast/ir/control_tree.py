@@ -263,7 +263,7 @@ class AbstractGraph:
         return len(self.live_nodes) <= 1 and not (self.live_nodes and self.live_nodes[0] in self.succ[self.live_nodes[0]])
 
     # -- analyses of the (stuck) abstract graph -----------------------------------------------
-    def compact(self, extra_sinks: int = 0):
+    def compact(self):
         """Dense renumbering: (ids list, index dict, positional succ lists)."""
         ids = list(self.succ)
         index = {a: i for i, a in enumerate(ids)}

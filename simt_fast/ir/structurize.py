@@ -59,6 +59,7 @@ class FlowGraph:
     synth: list = field(default_factory=list)
     size: list = field(default_factory=list)
     n_flags: int = 0
+    live: list = field(default_factory=list)  # reachable blocks, set after structurizing
 
     def __post_init__(self):
         n = len(self.succs)
@@ -244,16 +245,17 @@ def _acyclic_region_from(sl, start, stop, virtual=()) -> list:
     return sorted(seen)
 
 
-def _forward_copy_step(g, ag, ids, sl, entry, sink, virtual=()) -> bool:
+def _forward_copy_step(g, ag, ids, sl, entry, sink, virtual=()):
+    """One Forward Copy on the acyclic region ``sl``; None when no candidate edge exists."""
     cands = ct.forward_copy_candidates(sl, entry, sink, virtual)
     if not cands:
-        return False
+        return None
     u, v, stop = cands[0]
     region = _acyclic_region_from(sl, v, stop, virtual)
     if any(x in virtual or x == sink for x in region):
         raise StructurizeError("internal: a forward-copy region reached a virtual node")
-    forward_copy(g, ag, ids[u], ids[v], [ids[x] for x in region])
-    return True
+    new = forward_copy(g, ag, ids[u], ids[v], [ids[x] for x in region])
+    return {"edge": (ag.node[ids[u]].entry, ag.node[ids[v]].entry), "new_blocks": new}
 
 
 def structurize_graph(g: FlowGraph, max_blocks: int = 100_000, log: Optional[list] = None):
@@ -278,25 +280,27 @@ def structurize_graph(g: FlowGraph, max_blocks: int = 100_000, log: Optional[lis
             if len(ag.loop_entries(comp)) > 1:
                 new = backward_copy(g, ag, comp, header)
                 stats.backward_copies += 1
-                _note(log, "backward_copy", ag, header, new)
+                _note(log, "backward_copy", {"header": ag.node[header].entry, "new_blocks": new})
                 continue
             if ct.loop_needs_cut(ag, comp, header):
                 new = cut(g, ag, comp, header)
                 stats.cuts += 1
-                _note(log, "cut", ag, header, new)
+                _note(log, "cut", {"header": ag.node[header].entry, "new_blocks": new})
                 continue
             ids, sl, K, B, T, _ = ct.loop_body_graph(ag, comp, header)
-            if _forward_copy_step(g, ag, ids, sl, 0, T, (K, B)):
+            step = _forward_copy_step(g, ag, ids, sl, 0, T, (K, B))
+            if step is not None:
                 stats.forward_copies += 1
-                _note(log, "forward_copy", ag, header, [])
+                _note(log, "forward_copy", step)
                 continue
             raise StructurizeError("internal: a single-entry, single-exit loop did not reduce")
         if g.exit is None:
             raise StructurizeError("an acyclic CFG without an exit block cannot be structurized")
         ids, index, sl = ag.compact()
-        if _forward_copy_step(g, ag, ids, sl, index[ag.entry], index[g.exit]):
+        step = _forward_copy_step(g, ag, ids, sl, index[ag.entry], index[g.exit])
+        if step is not None:
             stats.forward_copies += 1
-            _note(log, "forward_copy", ag, ag.entry, [])
+            _note(log, "forward_copy", step)
             continue
         raise StructurizeError("internal: no transformation applies to an unstructured acyclic CFG")
     _prune_unreachable(g)
@@ -305,9 +309,9 @@ def structurize_graph(g: FlowGraph, max_blocks: int = 100_000, log: Optional[lis
     return g, stats
 
 
-def _note(log, step, ag, where, new):
+def _note(log, step, detail):
     if log is not None:
-        log.append((step, {"at_block": ag.node[where].entry if where in ag.node else where, "new_blocks": list(new)}))
+        log.append((step, detail))
 
 
 def _prune_unreachable(g: FlowGraph) -> None:
