@@ -154,3 +154,18 @@ def test_host_nqueens_kernel_equals_recursive_solver(n, data):
     host_launch(wl, spec)
     wl.check(spec)
     assert int(args[5][0]) == {4: 2, 5: 10, 6: 4, 7: 40, 8: 92, 9: 352}[n]
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(list(b"aZ_09 .\x00")), max_size=16), min_size=1, max_size=40))
+def test_host_multientry_kernel_equals_regex_scanner(lines):
+    from simt_fast.workloads import multientry
+
+    width = 16
+    text = np.zeros((len(lines), width), np.uint8)
+    for i, line in enumerate(lines):
+        text[i, :len(line)] = line
+    counts = np.full(len(lines) * 4, -1, np.int32)
+    spec = workloads.LaunchSpec((1, 1, 1), (64, 1, 1), [text.ravel(), np.int32(len(lines)), np.int32(width), counts])
+    host_launch(workloads.get("multientry"), spec)
+    assert counts.reshape(len(lines), 4).tolist() == [multientry.scan_counts(text[i].tobytes()) for i in range(len(lines))]

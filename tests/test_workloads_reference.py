@@ -328,3 +328,15 @@ def test_inlinedreturn_hand_worked_row():
 ])
 def test_statemachine_hand_worked_lines(line, counts):
     assert statemachine.tokenize_counts(line) == counts
+
+
+@pytest.mark.parametrize("line, counts", [
+    (b"ab12cd 7seas 2024", [2, 1, 3, 3]),
+    (b"x9y9z9, 0.5-q_", [2, 2, 4, 5]),
+    (b"abc\x00 123", [1, 0, 1, 0]),
+    (b"", [0, 0, 0, 0]),
+])
+def test_multientry_hand_worked_lines(line, counts):
+    from simt_fast.workloads import multientry
+
+    assert multientry.scan_counts(line) == counts

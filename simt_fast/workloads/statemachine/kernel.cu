@@ -2,9 +2,9 @@
 // written by hand, as in protocol parsers and scanners).
 //
 // States: start, identifier, integer, fraction, string (with backslash escapes), and the
-// terminal states comment / done.  Every transition is a goto, so the states form an irreducible
-// tangle of loops with many entries and exits; which states a lane visits, and how long it stays,
-// depends on its text.  Token kinds counted per line:
+// terminal states comment / done.  Every transition is a goto: the states form loops that all
+// pass through start and leave from many places (unstructured, though reducible; multientry is
+// the irreducible one); which states a lane visits, and how long it stays, depends on its text.  Token kinds counted per line:
 //   0 identifiers, 1 integers, 2 decimals, 3 strings, 4 operators, 5 comments, 6 errors
 //   (unterminated strings).
 #define N_KINDS 7
