@@ -59,16 +59,25 @@ def _grouped_bars(ax, table, ylabel: str, reference: Optional[float] = None):
     ax.grid(axis="y", linewidth=0.3, alpha=0.6)
 
 
-def _panel_figure(panel_tables: list, ylabel: str, title: str, path: Path, reference=None) -> Path:
+def _panel_figure(panel_tables: list, ylabel: str, title: str, path: Path, reference=None,
+                  log_if_wide: bool = False) -> Path:
     plt = _plt()
     n = len(panel_tables)
-    cols = 1 if n == 1 else 2
+    bars = max(t.shape[0] * max(t.shape[1], 1) for _, t in panel_tables)
+    panel_width = min(14.0, max(5.0, 0.09 * bars + 1.5))
+    cols = 2 if n > 1 and panel_width <= 7 else 1  # wide panels (many workloads) stack vertically
     rows = math.ceil(n / cols)
-    width = max(6.0, 0.55 * max(t.shape[0] * max(t.shape[1], 1) for _, t in panel_tables) / 2 + 3)
-    fig, axes = plt.subplots(rows, cols, figsize=(min(width, 16) * cols / (1 if cols == 1 else 1.3), 3.6 * rows),
-                             squeeze=False)
+    fig, axes = plt.subplots(rows, cols, figsize=(panel_width * cols, 3.2 * rows + 0.9), squeeze=False)
+    values = np.concatenate([t.to_numpy(np.float64).ravel() for _, t in panel_tables])
+    values = values[np.isfinite(values) & (values > 0)]
+    # Ratios spanning more than ~4x either way read better on a log axis (outliers like mimd
+    # would otherwise flatten every other bar).
+    log = log_if_wide and values.size and (values.max() / max(values.min(), 1e-12) > 16)
     for ax, (ptitle, table) in zip(axes.flat, panel_tables):
         _grouped_bars(ax, table, ylabel, reference)
+        if log:
+            ax.set_yscale("log", base=2)
+            ax.yaxis.set_major_formatter(_plt().FuncFormatter(lambda v, _: f"{v:g}"))
         if ptitle:
             ax.set_title(ptitle, fontsize=9)
     for ax in list(axes.flat)[n:]:
@@ -120,7 +129,7 @@ def write_report(results_path, out_dir, baseline: Optional[str] = None) -> list:
         pts = [(t, tables.pivot(sub, "speedup", "harmonic")) for t, sub in tables.panels(df, exclude=fixed)]
         bl = ", ".join(f"{k}={tables._fmt(v)}" for k, v in baseline_fields.items())
         fig = _panel_figure(pts, f"speedup over {bl}", f"Speedup over {bl} (HM = harmonic mean)",
-                            out_dir / MAIN_FIGURE, reference=1.0)
+                            out_dir / MAIN_FIGURE, reference=1.0, log_if_wide=True)
         written.append(fig)
         sections.append((f"Speedup over {bl}", [
             "Baseline cycles / cycles for the same workload and machine; HM is the harmonic mean over workloads."],
