@@ -280,3 +280,28 @@ def test_divergent_code_is_not_scalar():
     # the loop counter increment is in a divergent block: a thread instruction, private register
     assert s.private_registers >= 2  # %r2 (tid) and %r5 (loop counter)
     assert not res.convergent[n4.id]
+
+
+def test_local_memory_loads_are_thread_variant():
+    text = HEAD + """
+.visible .entry loc(.param .u64 loc_param_0)
+{
+    .local .align 4 .b8 __local_depot0[16];
+    .reg .b32 %r<6>;
+    .reg .b64 %rd<6>;
+    mov.u64 %rd1, __local_depot0;
+    cvta.local.u64 %rd2, %rd1;
+    mov.u32 %r1, %tid.x;
+    st.local.u32 [%rd1], %r1;
+    ld.local.u32 %r2, [%rd1];
+    ld.u32 %r3, [%rd2];
+    ld.param.u64 %rd3, [loc_param_0];
+    ret;
+}
+"""
+    res = analyze(text)
+    by_text = {ins.text.split(";")[0].strip(): res.instr_class[i] for i, ins in enumerate(res.func.instructions)}
+    assert by_text["ld.local.u32 %r2, [%rd1]"] == "variant"
+    assert by_text["ld.u32 %r3, [%rd2]"] == "variant"
+    assert by_text["mov.u64 %rd1, __local_depot0"] == "uniform"
+    assert by_text["ld.param.u64 %rd3, [loc_param_0]"] == "uniform"

@@ -6,8 +6,9 @@ definitions, and a guarded write does not kill earlier definitions):
 * optimistic start: every block convergent, every instruction thread-invariant;
 * worklist seeds: reads of thread-indexed special registers (``%tid``, ``%laneid``, lane masks,
   clocks), atomics (``atom``/``red``), volatile or memory-model-ordered accesses, reads of
-  thread-private ``.local`` memory, lane exchanges (``shfl``, ``match``), and -- in a ``.func`` --
-  its own parameters and call results (callers and callees are not analysed here);
+  thread-private ``.local`` memory (and generic loads in a function that has a ``.local`` frame),
+  lane exchanges (``shfl``, ``match``), and -- in a ``.func`` -- its own parameters and call results
+  (callers and callees are not analysed here);
 * pop an instruction: it is thread-variant; its invariant data-flow successors join the worklist;
   a variant *conditional* branch makes every block iteratively control dependent on it divergent,
   unless the block holds a barrier (``bar.sync``: a programmer assertion of convergence; the block
@@ -199,12 +200,21 @@ def _is_seed(ins, func: Function) -> bool:
         return True
     if ins.base in ("ld", "ldu") and "local" in mods:
         return True  # thread-private memory: the same address holds different values per thread
+    if ins.base in ("ld", "ldu") and not mods & _SPACES and _has_local_memory(func):
+        return True  # a generic load may read the thread's own .local frame
     if ins.base == "ld" and "param" in mods:
         addr = next((o for o in ins.operands if isinstance(o, Address)), None)
         kernel_params = {p.name for p in func.params} if func.is_entry else set()
         if not (addr is not None and getattr(addr.base, "name", None) in kernel_params):
             return True  # call results and .func parameters: not analysed interprocedurally
     return False
+
+
+_SPACES = frozenset({"global", "shared", "local", "const", "param", "tex"})
+
+
+def _has_local_memory(func: Function) -> bool:
+    return any(v.space == "local" for v in func.local_vars)
 
 
 def _is_conditional_branch(cfg: CFG, b: int) -> bool:
