@@ -292,7 +292,7 @@ def analyze_convergence(func: Function, cfg: Optional[CFG] = None, variance: boo
         if i in branch_at:
             b = branch_at[i]
             variant_branches.append(b)
-            if early_exit and _exits_early(cfg, b):
+            if early_exit and func.is_entry and _exits_early(cfg, b):  # §3.4 speaks of the kernel's exit
                 continue
             for y in icd_succ[b]:
                 if protected[y] or not conv[y] or y == cfg.exit:
