@@ -180,6 +180,8 @@ def test_fig9_backward_copy_peels_the_first_iteration():
     log = []
     g2, s = structurize(g, log=log)
     assert s.backward_copies == 1 and log[0][0] == "backward_copy"
+    # "the CFG after the transformation is also unstructured": B1 and the peeled B3' both enter the loop
+    assert [step for step, _ in log[1:]] == ["forward_copy"]
     # the peeled B3' is what E1 now enters; it jumps to the loop header B2
     peeled = [b for b in range(5, g2.n) if g2.origin[b] == 2 and g2.live[b]]
     assert peeled and all(1 in [g2.origin[x] for x in g2.succs[p]] for p in peeled)
