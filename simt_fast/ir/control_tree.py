@@ -245,14 +245,16 @@ class AbstractGraph:
         return False
 
     def reduce_patterns(self) -> None:
-        """Collapse structured patterns in DFS post-order until none applies."""
+        """Collapse structured patterns in DFS post-order until none applies (Muchnick: after a
+        collapse the new node is tried again before the walk goes on; passes repeat until stable)."""
         changed = True
         while changed:
             changed = False
             for n in _postorder(self.succ, self.entry):
-                if n in self.succ and self.try_reduce(n):
+                cur = n
+                while cur in self.succ and self.try_reduce(cur):
+                    cur = self._next - 1  # the node the collapse just made
                     changed = True
-                    break
 
     @property
     def live_nodes(self) -> list:
