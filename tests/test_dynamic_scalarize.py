@@ -1,0 +1,112 @@
+"""Dynamic scalarization statistics (seed 004 §4.2, Fig. 6) on hand-made traces and a workload."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from simt_fast.ir.expansion import ipdom_replay
+from simt_fast.ir.scalarize_dynamic import (ScalarFacts, counts_from_replay, dynamic_stats, facts_for_trace,
+                                            scalarize_trace, static_stats, unscalarized_facts)
+from simt_fast.sim import simulate
+from simt_fast.sim.config import SimConfig
+from simt_fast.trace import synthetic
+from simt_fast.trace.model import TraceError
+
+from sim_helpers import tiny_trace
+
+
+def diamond():
+    blocks = [["alu", "bra"], ["alu"], ["alu", "alu"], ["gld", "exit"]]
+    tr = tiny_trace(blocks, [[1, 2], [3], [3], [4]], [[0, 1, 3, 4]] * 2 + [[0, 2, 3, 4]] * 2)
+    a = lambda *v: np.array(v, np.int64)  # noqa: E731
+    facts = ScalarFacts(block_start=np.asarray(tr.block_start, np.int64),
+                        convergent=np.array([1, 0, 0, 1, 1], bool),
+                        scalar=np.array([1, 1, 0, 0, 0, 0, 1], bool), warp_seq=np.array([0, 0, 0, 0, 0, 1, 0], bool),
+                        mem=np.array([0, 0, 0, 0, 0, 1, 0], bool), src_scalar=a(0, 1, 1, 0, 1, 1, 0),
+                        src_private=a(0, 0, 1, 1, 1, 0, 0), dst_scalar=a(1, 0, 0, 0, 0, 0, 0),
+                        dst_private=a(0, 0, 1, 1, 1, 1, 0), n_scalar_regs=2, n_private_regs=3)
+    return tr, facts
+
+
+def test_diamond_hand_worked():
+    tr, facts = diamond()
+    d = dynamic_stats(tr, facts, warp_sizes=(4,))
+    c, base = d["warp_sizes"][4], d["baseline"]
+    assert (c["issued_scalar"], c["issued_static_converged"], c["issued_dynamic_converged"], c["issued_diverged"]) \
+        == (3, 1, 0, 3)
+    assert c["issued"] == 7 == simulate(tr, SimConfig(mechanism="sps", warp_size=4)).warp_insts
+    assert c["diverged_threads"] == 2 + 2 * 2
+    assert c["thread_ops"] == 3 + 2 + 4 + 4 and base["thread_ops"] == base["issued"] == 22
+    assert (c["reg_reads"], base["reg_reads"]) == (10, 18)
+    assert (c["reg_writes"], base["reg_writes"]) == (11, 14)
+    assert (c["mem_addresses"], c["mem_data"], base["mem_addresses"]) == (1, 4, 4)
+    assert c["convergent_partial"] == 0
+    assert c["saving_pct"]["thread_ops"] == pytest.approx(100 * 9 / 22)
+    s = static_stats(facts, warp_sizes=(4,))
+    assert s["scalar_instructions"] == 3 and s["registers_per_warp"][4] == {
+        "scalarized": 2 + 4 * 3, "baseline": 4 * 5, "saving_pct": pytest.approx(100 * 6 / 20)}
+
+
+def test_fully_converged_kernel():
+    """Every thread on the same path: nothing diverges, converged issues are all issues."""
+    tr = tiny_trace([["alu", "bra"], ["alu"], ["exit"]], [[1, 2], [2], [3]], [[0, 1, 2, 3]] * 16)
+    facts = unscalarized_facts(tr)
+    for w, c in dynamic_stats(tr, facts)["warp_sizes"].items():
+        assert c["issued_diverged"] == c["diverged_threads"] == 0
+        assert c["issued_dynamic_converged"] == c["issued"] == 4 * -(-16 // w)
+        assert c["thread_ops"] == tr.total_thread_insts()  # no scalars: every thread works
+
+
+def random_facts(tr, rng):
+    n, nb = tr.n_instrs, tr.n_blocks
+    conv = rng.random(nb) < 0.5
+    blk = np.repeat(np.arange(nb), np.diff(tr.block_start))
+    scalar = (rng.random(n) < 0.4) & conv[blk]
+    mem = rng.random(n) < 0.3
+    r = lambda: rng.integers(0, 3, n).astype(np.int64)  # noqa: E731
+    return ScalarFacts(np.asarray(tr.block_start, np.int64), conv, scalar, mem & (rng.random(n) < 0.5) & ~scalar,
+                       mem, r(), r(), r(), r(), 3, 5)
+
+
+@settings(max_examples=50, deadline=None)
+@given(seed=st.integers(0, 10_000), n_blocks=st.integers(3, 14))
+def test_wider_warps_issue_less_and_diverge_more(seed, n_blocks):
+    tr = synthetic(n_blocks=n_blocks, n_threads=64, seed=seed)
+    facts = random_facts(tr, np.random.default_rng(seed))
+    d = dynamic_stats(tr, facts)
+    base, ws = d["baseline"], d["warp_sizes"]
+    assert base["thread_ops"] == tr.total_thread_insts()
+    for small, big in ((4, 8), (8, 16), (16, 32)):
+        a, b = ws[small], ws[big]
+        # a warp of 2k threads issues at most what its two k-thread halves issue (IPDOM splits of the
+        # wide warp project onto the halves' own splits), and a thread converged in the wide warp is
+        # converged in its half, so diverged thread work only grows
+        assert b["issued"] <= a["issued"]
+        assert b["issued_scalar"] <= a["issued_scalar"]
+        assert b["diverged_threads"] >= a["diverged_threads"]
+        for k in ("thread_ops", "reg_reads", "reg_writes", "mem_addresses"):
+            assert b[k] <= a[k] <= base[k]
+        assert b["mem_data"] <= a["mem_data"] <= base["mem_data"]
+    for w, c in ws.items():
+        assert c["issued"] == ipdom_replay(tr, w).warp_insts
+        assert c["mem_data"] >= c["mem_addresses"] or facts.warp_seq.any()
+
+
+def test_workload_trace_with_its_ptx():
+    from simt_fast.emu import launch
+    from simt_fast.workloads import get
+
+    wl = get("shortcircuit")
+    spec = wl.launch_spec("tiny")
+    run = launch(wl.ptx_path, wl.kernel, spec.grid, spec.block, spec.args, spec.shared_bytes)
+    r = scalarize_trace(run.trace, wl.ptx_path)
+    assert r["dynamic"]["baseline"]["thread_ops"] == run.thread_insts
+    assert 0 < r["static"]["scalar_instructions"] < r["static"]["instructions"]
+    for w, c in r["dynamic"]["warp_sizes"].items():
+        assert c["issued"] == simulate(run.trace, SimConfig(mechanism="sps", warp_size=w, max_warps_per_sm=512)).warp_insts
+        assert 0 < c["saving_pct"]["thread_ops"] < 100
+    other = get("bfs")
+    with pytest.raises(TraceError, match="not recorded from kernel"):
+        facts_for_trace(run.trace, other.ptx_path, other.kernel)
