@@ -129,3 +129,28 @@ def test_do_while_break_early_reconvergence_tables():
     assert mp.expanded_insts == 9 and s.expanded_insts == 2
     assert s.simd_util > mp.simd_util
     assert s.to_dict() == reference.simulate(do_while_break(), c).to_dict()
+
+
+def test_divergent_loop_with_break_keeps_tables_bounded():
+    """State-machine shape: H branches to X or Y, both of which either loop back to H or leave to
+    E = IPDOM(H). Splits re-merge in H every iteration (mp-oer) and diverge again; a divergence
+    whose IPDOM is the split's own RPC must not nest another RT entry (it used to, once per
+    iteration, until the table overflowed on the statemachine workload)."""
+    H, X, Y, E = 0, 1, 2, 3
+    rng = __import__("numpy").random.default_rng(4)
+    paths = []
+    for _ in range(8):
+        p = [H]
+        for it in range(12):
+            p.append(X if rng.random() < 0.5 else Y)
+            p.append(H if it < 11 else E)
+        paths.append(p + [EXIT])
+    trace = tiny_trace(blocks=[["alu", "alu", "alu", "bra"], ["alu", "bra"], ["alu", "alu", "bra"], ["exit"]],
+                       succ=[[X, Y], [H, E], [H, E], [EXIT]], paths=paths, chain=True)
+    for mech in ("sps", "dps", "mp", "mp-oer"):
+        c = SimConfig(mechanism=mech, warp_size=8, simd_width=8, lat_alu=3, lat_branch=3)
+        s = simulate(trace, c)
+        assert s.max_rt <= 2 and s.max_stack_depth <= 12
+        assert s.thread_insts == trace.total_thread_insts()
+        assert s.to_dict() == reference.simulate(trace, c).to_dict()
+    assert simulate(trace, c).early_reconvergences > 0

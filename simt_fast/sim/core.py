@@ -269,8 +269,11 @@ def advance(mech, st, rt, winfo, w, i, now, pos, path, succ_ptr, succ_idx, ipdom
             st[w, i, S_T] = now + 1
         elif ng == 0:
             st_remove(st, winfo, w, i)
-        elif m_mp.diverge(st, rt, winfo, w, i, ipdom[b], gblk, gmask, ng, now) < 0:
+        elif m_mp.diverge(st, rt, winfo, w, i, ipdom[b], gblk, gmask, ng, now, mech != DPS) < 0:
             g[G_ERR] = ERR_TABLE_OVERFLOW
+            g[G_ERR_CYCLE] = now
+            g[G_ERR_WARP] = winfo[w, W_GID]
+            g[G_ERR_BLK] = b
             return ERR_TABLE_OVERFLOW
         if xmask != 0:
             m_mp.clear_exited(rt, winfo, w, xmask)

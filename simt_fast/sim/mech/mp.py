@@ -12,6 +12,8 @@ Rules, as implemented on the shared tables (``_tables``):
   the pending mask is all zeros the RT entry moves to the ST as one reconverged split (seed 001:
   "upon each update to the pending mask ... checked if it is all zeros").
 * Exiting threads are cleared from every RT entry of their warp (they will never arrive).
+* A divergence whose IPDOM is the diverging split's own RPC creates no new RT entry (``diverge``'s
+  ``collapse``): its targets reconverge into the split's RT entry directly.
 
 ``sps`` and ``dps`` reuse these tables with a narrower schedulable set (see their modules).
 """
@@ -37,12 +39,26 @@ def schedulable(st, rt, winfo, w, out):
 
 
 @helper
-def diverge(st, rt, winfo, w, i, r, gblk, gmask, ng, now):
+def diverge(st, rt, winfo, w, i, r, gblk, gmask, ng, now, collapse):
     """Split ``i`` branches to ``ng`` groups (``gblk``/``gmask``); ``r`` = IPDOM of its block.
 
-    Returns 0, or -1 if a table overflowed.
+    With ``collapse``, a divergence whose IPDOM equals the split's own RPC adds no RT entry: the
+    new entry would reconverge at the very PC where it hands its threads to its parent, so the
+    target splits reconverge into the parent directly (as GPGPU-Sim's stack skips a redundant
+    reconvergence entry). Without it, a loop whose body diverges and re-merges (mp-oer) before
+    its IPDOM would nest one more entry per iteration. Returns 0, or -1 if a table overflowed.
     """
     mask = st[w, i, S_MASK]
+    if collapse and st[w, i, S_RPCB] == r and st[w, i, S_RPCO] == 0:
+        par = st[w, i, S_PAR]
+        k = rt_find(rt, winfo, w, par)
+        st_remove(st, winfo, w, i)
+        for g in range(ng):
+            if gblk[g] == r:
+                rt[w, k, R_PEND] &= ~gmask[g]
+            elif st_append(st, winfo, w, gblk[g], 0, gmask[g], r, 0, par, now + 1) < 0:
+                return -1
+        return 0
     rid = rt_append(rt, winfo, w, r, 0, st[w, i, S_RPCB], st[w, i, S_RPCO], mask, mask, st[w, i, S_PAR])
     if rid < 0:
         return -1

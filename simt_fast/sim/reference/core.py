@@ -239,7 +239,7 @@ class ReferenceCore:
             elif not groups:
                 del warp.st[i]
             else:
-                self.mp.diverge(warp, i, self.ipdom[b], groups, now)
+                self.mp.diverge(warp, i, self.ipdom[b], groups, now, collapse=self.name != "dps")
             if exited:
                 self.mp.clear_exited(warp, exited)
             self.mp.settle(warp, now)

@@ -9,10 +9,20 @@ def schedulable(warp: Warp, prio) -> list:
     return list(range(len(warp.st)))  # every split in the ST may issue
 
 
-def diverge(warp: Warp, i: int, ipdom_of_branch: int, groups: list, now: int) -> None:
+def diverge(warp: Warp, i: int, ipdom_of_branch: int, groups: list, now: int, collapse: bool = True) -> None:
     """Split i ends its block with several target groups [(block, mask)]."""
     split = warp.st[i]
     r = ipdom_of_branch
+    if collapse and split.rpc == (r, 0):
+        # the new entry would be redundant: reconverge straight into the split's own entry
+        parent = warp.find_rt(split.parent)
+        del warp.st[i]
+        for blk, mask in groups:
+            if blk == r:
+                parent.pending &= ~mask
+            else:
+                warp.st.append(Unit(blk, 0, mask, rpc=(r, 0), parent=parent.id, not_before=now + 1))
+        return
     entry = warp.new_rt(pc=(r, 0), rpc=split.rpc, rmask=split.mask, pending=split.mask, parent=split.parent)
     del warp.st[i]
     for blk, mask in groups:
