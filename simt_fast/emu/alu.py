@@ -332,10 +332,14 @@ def float_arith(op, size, md, a, b, c):
             if md & M_APPROX:
                 return f32_result(np.float32(x / y), md)
             q = np.float32(x / y)  # f64 division then f32 rounding is correctly rounded (53 >= 2*24+2)
-            if mode > R_RN and q == q and abs(q) != np.inf and q != 0:
-                # sign of (q - x/y) from the exact residual q*y - x (exact in f64)
+            if mode > R_RN and abs(q) == np.inf and abs(x) != np.inf and y != 0:
+                q = adjust32(q, -1 if q > 0 else 1, mode)  # overflow: the exact quotient is finite
+            elif mode > R_RN and q == 0 and x != 0 and abs(y) != np.inf:
+                q = adjust32(q, 1 if (x > 0) == (y > 0) else -1, mode)  # underflow to zero
+            elif mode > R_RN and q == q and abs(q) != np.inf and q != 0:
+                # sign of (x/y - q) from the exact residual q*y - x (exact in f64)
                 resid = np.float64(q) * y - x
-                s = 1 if resid > 0 else (-1 if resid < 0 else 0)
+                s = -1 if resid > 0 else (1 if resid < 0 else 0)  # sign(exact - q)
                 if y < 0:
                     s = -s
                 q = adjust32(q, s, mode)
@@ -344,9 +348,11 @@ def float_arith(op, size, md, a, b, c):
             if md & M_APPROX:
                 return f32_result(np.float32(1.0 / x), md)
             q = np.float32(1.0 / x)
-            if mode > R_RN and q == q and abs(q) != np.inf and q != 0:
+            if mode > R_RN and abs(q) == np.inf and x != 0:
+                q = adjust32(q, -1 if q > 0 else 1, mode)
+            elif mode > R_RN and q == q and abs(q) != np.inf and q != 0:
                 resid = np.float64(q) * x - 1.0
-                s = 1 if resid > 0 else (-1 if resid < 0 else 0)
+                s = -1 if resid > 0 else (1 if resid < 0 else 0)  # sign(exact - q)
                 if x < 0:
                     s = -s
                 q = adjust32(q, s, mode)
@@ -355,11 +361,14 @@ def float_arith(op, size, md, a, b, c):
             q = np.float32(np.sqrt(x))
             if mode > R_RN and q == q and q != 0 and abs(q) != np.inf:
                 resid = np.float64(q) * np.float64(q) - x
-                s = 1 if resid > 0 else (-1 if resid < 0 else 0)
+                s = -1 if resid > 0 else (1 if resid < 0 else 0)  # sign(exact - q)
                 q = adjust32(q, s, mode)
             return f32_result(q, md)
         if hi != hi:
             return CANON_NAN32
+        if hi == 0 and lo == 0 and mode == R_RM and op != OP_MUL:
+            # IEEE: an exact-zero sum is -0 when rounding down, unless both addends are +0
+            return f32_result(np.float32(zero_sum_rm(x * y if op == OP_FMA else x, z if op == OP_FMA else y)), md)
         r = round_f32(hi, lo, mode if mode != 0 else R_RN)
         return f32_result(r, md)
     # f64
@@ -368,14 +377,28 @@ def float_arith(op, size, md, a, b, c):
             y = -y
         r, e = two_sum(x, y)
         if r != r or abs(r) == np.inf:
-            e = 0.0
+            # overflow of finite operands: the exact sum is finite, below |inf|
+            e = (-1.0 if r > 0 else 1.0) if (r == r and abs(x) != np.inf and abs(y) != np.inf) else 0.0
+        if r == 0 and e == 0 and mode == R_RM:
+            r = zero_sum_rm(x, y)
         return fwrite(round_f64(r, sign(e), mode), 8, md)
     if op == OP_MUL:
         r = x * y
-        e = fma64(x, y, -r) if abs(r) != np.inf else 0.0
+        if r == 0 and x != 0 and y != 0:
+            e = 1.0 if (x > 0) == (y > 0) else -1.0  # underflow to zero
+        elif abs(r) != np.inf:
+            e = fma64(x, y, -r)
+        else:
+            e = (-1.0 if r > 0 else 1.0) if (abs(x) != np.inf and abs(y) != np.inf) else 0.0
         return fwrite(round_f64(r, sign(e), mode), 8, md)
     if op == OP_FMA:
         r = fma64(x, y, z)
+        if r == 0 and mode == R_RM:
+            p0 = x * y
+            if p0 == 0 or fma64(x, y, -p0) == 0:
+                return fwrite(zero_sum_rm(p0, z), 8, md)
+        if mode > R_RN and abs(r) == np.inf and abs(x) != np.inf and abs(y) != np.inf and abs(z) != np.inf:
+            return fwrite(round_f64(r, -1 if r > 0 else 1, mode), 8, md)
         if mode > R_RN and r == r and abs(r) != np.inf:
             p = x * y
             pe = fma64(x, y, -p)
@@ -387,7 +410,11 @@ def float_arith(op, size, md, a, b, c):
             y = x
             x = 1.0
         r = x / y
-        if mode > R_RN and r == r and abs(r) != np.inf and r != 0:
+        if mode > R_RN and abs(r) == np.inf and abs(x) != np.inf and y != 0:
+            r = round_f64(r, -1 if r > 0 else 1, mode)
+        elif mode > R_RN and r == 0 and x != 0 and abs(y) != np.inf:
+            r = round_f64(r, 1 if (x > 0) == (y > 0) else -1, mode)
+        elif mode > R_RN and r == r and abs(r) != np.inf and r != 0:
             resid = fma64(-r, y, x)  # exact: x - r*y
             s = sign(resid)
             if y < 0:
@@ -399,6 +426,14 @@ def float_arith(op, size, md, a, b, c):
     if mode > R_RN and r == r and r != 0 and abs(r) != np.inf:
         r = round_f64(r, sign(fma64(-r, r, x)), mode)
     return fwrite(r, 8, md)
+
+
+@jit
+def zero_sum_rm(p, q):
+    """The sum of two addends whose exact sum is zero, rounded toward -inf (IEEE 754 §6.3)."""
+    if p == 0 and q == 0 and not np.signbit(p) and not np.signbit(q):
+        return 0.0
+    return -0.0
 
 
 @jit
