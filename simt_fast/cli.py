@@ -25,6 +25,7 @@ COMMAND_MODULES = [
     "sweep",
     "analyze",
     "run",
+    "dynamic",
 ]
 
 

@@ -383,8 +383,9 @@ def expansion(trace: Trace, warp_size: int = 32, config=None) -> ExpansionResult
 
     flags = expansion_branches(trace)
     counts = ipdom_replay(trace, warp_size, flags)
-    cfg = (config or SimConfig()).replace(mechanism="sps", warp_size=warp_size)
-    stats = simulate(trace, cfg)
+    if config is None:  # enough warp slots for one CTA of narrow warps (the counts ignore occupancy)
+        config = SimConfig(max_warps_per_sm=max(48, -(-trace.threads_per_cta // warp_size)))
+    stats = simulate(trace, config.replace(mechanism="sps", warp_size=warp_size))
     regions: set = set()
     for b in np.flatnonzero(flags):
         regions |= set(region_blocks(trace, int(b)))
