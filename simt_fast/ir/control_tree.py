@@ -71,6 +71,27 @@ def _reachable(n, succ_lists, start, avoid=None) -> list:
     return seen
 
 
+def _tree_intervals(idom: Sequence[int], root: int):
+    """Pre/post DFS numbers of the dominator tree (``a`` dominates ``b`` iff b's interval nests in
+    a's); unreachable nodes get empty intervals."""
+    kids = graph.dominator_tree_children([root if i == root else d for i, d in enumerate(idom)])
+    n = len(idom)
+    pre, post = [-1] * n, [-2] * n
+    clock = 0
+    stack = [(root, False)]
+    while stack:
+        v, done = stack.pop()
+        if done:
+            post[v] = clock
+            clock += 1
+            continue
+        pre[v] = clock
+        clock += 1
+        stack.append((v, True))
+        stack.extend((c, False) for c in kids[v])
+    return pre, post
+
+
 def _dense(nodes: Sequence, succ: dict):
     """Renumber the subgraph induced by ``nodes`` densely: (ids, successor lists)."""
     ids = list(nodes)
@@ -301,7 +322,8 @@ class AbstractGraph:
 
     def acyclic_unstructured_region(self):
         """Smallest stuck acyclic region: for a branch n, the nodes n dominates that are reached
-        before n's immediate post-dominator (a single-entry region by dominance)."""
+        before n's immediate post-dominator (a single-entry region by dominance). The innermost is
+        the one whose branch comes last in reverse post-order, so the walk starts from the end."""
         ids, index, sl = self.compact()
         n = len(ids)
         exit_i = index[self.exit] if self.exit in index else None
@@ -309,33 +331,24 @@ class AbstractGraph:
         ipdom = ipdom_of(n, sl, exit_i) if exit_i is not None else [-1] * n
         order = [index[a] for a in self.rpo()]
         rank = {b: r for r, b in enumerate(order)}
-        best = None
-        for b in order:
+        pre, post = _tree_intervals(idom, index[self.entry])
+        for b in reversed(order):
             if len(sl[b]) < 2:
                 continue
-            region = self._dominated_before(b, ipdom[b], idom, sl)
-            if len(region) < 2 or not self._acyclic(region, sl):
-                continue
-            if best is None or rank[b] > rank[best[0]]:
-                best = (b, region)
-        if best is None:
-            return None
-        b, region = best
-        return [ids[x] for x in sorted(region, key=lambda x: rank[x])]
+            region = self._dominated_before(b, ipdom[b], pre, post, sl)
+            if len(region) >= 2 and self._acyclic(region, sl):
+                return [ids[x] for x in sorted(region, key=lambda x: rank[x])]
+        return None
 
     @staticmethod
-    def _dominated_before(b, stop, idom, sl) -> list:
-        def dominated(x):
-            while x != -1 and x != b:
-                x = idom[x]
-            return x == b
-
+    def _dominated_before(b, stop, pre, post, sl) -> list:
         region, seen, stack = [], {b}, [b]
         while stack:
             x = stack.pop()
             region.append(x)
             for s in sl[x]:
-                if s not in seen and s != stop and dominated(s):
+                # s is dominated by b iff its dominator-tree interval nests in b's
+                if s not in seen and s != stop and pre[b] <= pre[s] and post[s] <= post[b]:
                     seen.add(s)
                     stack.append(s)
         return region
