@@ -58,7 +58,8 @@ G_NEVENTS = 13
 G_EV_OVERFLOW = 14
 G_AGE = 15
 G_ID = 16
-G_N = 17
+G_NREL = 17  # CTAs queued in the release list
+G_N = 18
 
 ERR_DEADLOCK = 1
 ERR_NO_PROGRESS = 2
@@ -154,6 +155,19 @@ def _step(wf, wsl, w, W, pos, path, succ_ptr, succ_idx, g, now):
 
 
 @jit
+def _exit_thread(t, tpc, cta_live, cta_arr, rel, g):
+    """Thread ``t`` exits; queue its CTA if that completes a bar.sync its other threads wait at."""
+    cta = t // tpc
+    cta_live[cta] -= 1
+    if cta_arr[cta] > 0 and cta_arr[cta] == cta_live[cta]:
+        for i in range(g[G_NREL]):
+            if rel[i] == cta:
+                return
+        rel[g[G_NREL]] = cta
+        g[G_NREL] += 1
+
+
+@jit
 def _first_succ(succ_idx, lo, e):
     """Is successor edge ``e`` the first edge of its block to target ``succ_idx[e]`` (brx duplicates)?"""
     for e2 in range(lo, e):
@@ -239,7 +253,7 @@ def _place(enhanced, sm, male, s, now, exclude, wf, wsl, pool, pool_n, W, sw, ou
 
 @jit
 def _dwf_finish(enhanced, hws, sm, w, now, wf, wsl, pool, pool_n, free, free_n, W, sw, pos, path, succ_ptr,
-                succ_idx, exit_b, tpc, cta_live, orig, male, out, sq, counts, order, g, reg_ready, cslot,
+                succ_idx, exit_b, tpc, cta_live, cta_arr, rel, orig, male, out, sq, counts, order, g, reg_ready, cslot,
                 block_start, src_reg):
     err = _step(wf, wsl, w, W, pos, path, succ_ptr, succ_idx, g, now)
     if err:
@@ -266,7 +280,7 @@ def _dwf_finish(enhanced, hws, sm, w, now, wf, wsl, pool, pool_n, free, free_n, 
         if s == exit_b:
             for slot in range(W):
                 if male[slot] >= 0:
-                    cta_live[male[slot] // tpc] -= 1
+                    _exit_thread(male[slot], tpc, cta_live, cta_arr, rel, g)
             continue
         if hws:
             # seed 003 §4.4 step 1: squeeze the male warp before it meets the pool
@@ -392,7 +406,8 @@ def _tbc_check_done(cs, base, cta, now, wf, wsl, depth, ent_pc, ent_rpc, ent_nw,
 
 
 @jit
-def _tbc_finish(w, now, wf, wsl, W, wpc, pos, path, succ_ptr, succ_idx, exit_b, ipdom, tpc, cta_live, depth, ent_pc,
+def _tbc_finish(w, now, wf, wsl, W, wpc, pos, path, succ_ptr, succ_idx, exit_b, ipdom, tpc, cta_live, cta_arr, rel,
+                depth, ent_pc,
                 ent_rpc, ent_nw, lay, cnt, g, reg_ready, cslot, block_start, src_reg, WS):
     err = _step(wf, wsl, w, W, pos, path, succ_ptr, succ_idx, g, now)
     if err:
@@ -401,7 +416,7 @@ def _tbc_finish(w, now, wf, wsl, W, wpc, pos, path, succ_ptr, succ_idx, exit_b, 
     for s in range(W):
         t = wsl[w, s]
         if t >= 0 and path[pos[t]] == exit_b:
-            cta_live[t // tpc] -= 1
+            _exit_thread(t, tpc, cta_live, cta_arr, rel, g)
             wsl[w, s] = HOLE
             wf[w, F_N] -= 1
     cta = wf[w, F_CTA]
@@ -415,6 +430,8 @@ def _tbc_finish(w, now, wf, wsl, W, wpc, pos, path, succ_ptr, succ_idx, exit_b, 
             n_targets += 1
     if n_targets > 1:
         wf[w, F_STATE] = 2  # TBC: the whole entry synchronises at a potentially divergent branch
+        if wf[w, F_N] == 0:
+            wf[w, F_USED] = 0
         return _tbc_resolve(cs, base, cta, b, now, wf, wsl, W, wpc, pos, path, succ_ptr, succ_idx, exit_b, ipdom,
                             depth, ent_pc, ent_rpc, ent_nw, lay, cnt, g, reg_ready, tpc, cslot, block_start, src_reg)
     s = succ_idx[lo]
@@ -540,13 +557,13 @@ def _tbc_resolve(cs, base, cta, b, now, wf, wsl, W, wpc, pos, path, succ_ptr, su
 # ------------------------------------------------------------------------------------------------
 @jit
 def _finish(mech, hws, sm, w, now, wf, wsl, pool, pool_n, free, free_n, W, sw, wpc, WS, pos, path, succ_ptr,
-            succ_idx, exit_b, ipdom, tpc, cta_live, depth, ent_pc, ent_rpc, ent_nw, lay, scr, sq_i, g, reg_ready,
+            succ_idx, exit_b, ipdom, tpc, cta_live, cta_arr, depth, ent_pc, ent_rpc, ent_nw, lay, scr, sq_i, g, reg_ready,
             cslot, block_start, src_reg):
     if mech == TBC:
         return _tbc_finish(w, now, wf, wsl, W, wpc, pos, path, succ_ptr, succ_idx, exit_b, ipdom, tpc, cta_live,
-                           depth, ent_pc, ent_rpc, ent_nw, lay, scr[0], g, reg_ready, cslot, block_start, src_reg, WS)
+                           cta_arr, sq_i[3], depth, ent_pc, ent_rpc, ent_nw, lay, scr[0], g, reg_ready, cslot, block_start, src_reg, WS)
     return _dwf_finish(mech == EN_DWF, hws, sm, w, now, wf, wsl, pool, pool_n, free, free_n, W, sw, pos, path,
-                       succ_ptr, succ_idx, exit_b, tpc, cta_live, scr[0], scr[1], scr[2], scr[3], sq_i[0], sq_i[1], g,
+                       succ_ptr, succ_idx, exit_b, tpc, cta_live, cta_arr, sq_i[3], scr[0], scr[1], scr[2], scr[3], sq_i[0], sq_i[1], g,
                        reg_ready, cslot, block_start, src_reg)
 
 
@@ -571,7 +588,7 @@ def _release(mech, hws, sm, cta, now, wf, wsl, pool, pool_n, free, free_n, W, sw
             g[G_BARWAIT] += now - wf[best, F_BART]
             wf[best, F_NB] = now + 1
             err = _finish(mech, hws, sm, best, now, wf, wsl, pool, pool_n, free, free_n, W, sw, wpc, WS, pos, path,
-                          succ_ptr, succ_idx, exit_b, ipdom, tpc, cta_live, depth, ent_pc, ent_rpc, ent_nw, lay, scr,
+                          succ_ptr, succ_idx, exit_b, ipdom, tpc, cta_live, cta_arr, depth, ent_pc, ent_rpc, ent_nw, lay, scr,
                           sq_i, g, reg_ready, cslot, block_start, src_reg)
             if err:
                 return err
@@ -651,13 +668,38 @@ def _issue(mech, hws, sm, w, now, wf, wsl, pool, pool_n, free, free_n, W, sw, n_
                         break
         if err:
             return -err
-        return width
+        err = _drain(mech, hws, sm, now, wf, wsl, pool, pool_n, free, free_n, W, sw, wpc, WS, pos, path, succ_ptr,
+                     succ_idx, exit_b, ipdom, tpc, cta_live, cta_arr, depth, ent_pc, ent_rpc, ent_nw, lay, scr, sq_i,
+                     g, reg_ready, cslot, block_start, src_reg)
+        return -err if err else width
     err = _finish(mech, hws, sm, w, now, wf, wsl, pool, pool_n, free, free_n, W, sw, wpc, WS, pos, path, succ_ptr,
-                  succ_idx, exit_b, ipdom, tpc, cta_live, depth, ent_pc, ent_rpc, ent_nw, lay, scr, sq_i, g, reg_ready,
+                  succ_idx, exit_b, ipdom, tpc, cta_live, cta_arr, depth, ent_pc, ent_rpc, ent_nw, lay, scr, sq_i, g, reg_ready,
                   cslot, block_start, src_reg)
     if err:
         return -err
-    return width
+    err = _drain(mech, hws, sm, now, wf, wsl, pool, pool_n, free, free_n, W, sw, wpc, WS, pos, path, succ_ptr,
+                 succ_idx, exit_b, ipdom, tpc, cta_live, cta_arr, depth, ent_pc, ent_rpc, ent_nw, lay, scr, sq_i, g,
+                 reg_ready, cslot, block_start, src_reg)
+    return -err if err else width
+
+
+@jit
+def _drain(mech, hws, sm, now, wf, wsl, pool, pool_n, free, free_n, W, sw, wpc, WS, pos, path, succ_ptr, succ_idx,
+           exit_b, ipdom, tpc, cta_live, cta_arr, depth, ent_pc, ent_rpc, ent_nw, lay, scr, sq_i, g, reg_ready, cslot,
+           block_start, src_reg):
+    """Release the barriers that exits completed, first queued first (releases may queue more)."""
+    rel = sq_i[3]
+    while g[G_NREL] > 0:
+        cta = rel[0]
+        for i in range(g[G_NREL] - 1):
+            rel[i] = rel[i + 1]
+        g[G_NREL] -= 1
+        err = _release(mech, hws, sm, cta, now, wf, wsl, pool, pool_n, free, free_n, W, sw, wpc, WS, pos, path,
+                       succ_ptr, succ_idx, exit_b, ipdom, tpc, cta_live, cta_arr, depth, ent_pc, ent_rpc, ent_nw, lay,
+                       scr, sq_i, g, reg_ready, cslot, block_start, src_reg)
+        if err:
+            return err
+    return 0
 
 
 @jit
@@ -782,7 +824,7 @@ def _dispatch(mech, sm, c, cta, now, W, wpc, WS, tpc, cta_lim, path_ptr, path, e
 
 
 @jit
-def _simulate(mech, hws, majority, gto, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, n_regs, max_cycles,
+def _simulate(mech, hws, sync, majority, gto, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, n_regs, max_cycles,
               no_progress, max_depth, block_start, succ_ptr, succ_idx, ipdom, has_bar, op_class, dst_reg, src_reg,
               lat, path_ptr, path, exit_b, ev, occ_hist, q_hist, g):
     """Replay every thread's path under dwf / en-dwf / tbc on ``n_sms`` SMs; fills ``g`` and histograms."""
@@ -821,7 +863,11 @@ def _simulate(mech, hws, majority, gto, W, sw, n_sms, n_sched, cta_lim, tpc, n_c
     sm_res = np.zeros(n_sms, np.int64)
     cnt = np.zeros(block_start[-1] + 1, np.int64)
     scr = np.zeros((4, W), np.int64)  # orig, male, out, squeezed
-    sq_i = np.zeros((3, max(W, n_q)), np.int64)  # squeeze counts/order, CTA list
+    sq_i = np.zeros((4, max(W, n_q, n_cs) + 1), np.int64)  # squeeze counts/order, CTA list, release queue
+
+    iss_sm = np.zeros(n_sms * n_sched, np.int64)  # hws_sync_sms: this cycle's issues
+    iss_k = np.zeros(n_sms * n_sched, np.int64)
+    iss_lat = np.zeros(n_sms * n_sched, np.int64)
 
     next_cta = 0
     for sm in range(n_sms):
@@ -841,6 +887,8 @@ def _simulate(mech, hws, majority, gto, W, sw, n_sms, n_sched, cta_lim, tpc, n_c
             g[G_ERR] = ERR_MAX_CYCLES
             g[G_ERR_CYCLE] = now
             return
+        n_iss = 0
+        max_w = 0
         for sm in range(n_sms):
             if sm_res[sm] == 0:
                 sm_next[sm] = INF
@@ -858,6 +906,7 @@ def _simulate(mech, hws, majority, gto, W, sw, n_sms, n_sched, cta_lim, tpc, n_c
                     w = _pick_dwf(majority, sm, now, wf, pool, pool_n, last_age, cnt, block_start)
                 if w < 0:
                     continue
+                latency = lat[op_class[block_start[wf[w, F_BLK]] + wf[w, F_OFF]]]
                 width = _issue(mech, hws, sm, w, now, wf, wsl, pool, pool_n, free, free_n, W, sw, n_q, wpc, WS, pos,
                                path, succ_ptr, succ_idx, exit_b, ipdom, tpc, cta_live, cta_arr, depth, ent_pc, ent_rpc,
                                ent_nw, lay, scr, sq_i, g, reg_ready, cslot, block_start, src_reg, op_class, dst_reg,
@@ -866,6 +915,12 @@ def _simulate(mech, hws, majority, gto, W, sw, n_sms, n_sched, cta_lim, tpc, n_c
                     return
                 issued_sm = True
                 simd_free[sm, k] = now + width
+                iss_sm[n_iss] = sm
+                iss_k[n_iss] = k
+                iss_lat[n_iss] = latency
+                n_iss += 1
+                if width > max_w:
+                    max_w = width
             for c in range(cta_lim):
                 cta = res_cta[sm, c]
                 if cta >= 0 and cta_live[cta] == 0:
@@ -906,6 +961,14 @@ def _simulate(mech, hws, majority, gto, W, sw, n_sms, n_sched, cta_lim, tpc, n_c
                 if nt <= now:
                     nt = now + 1
             sm_next[sm] = nt if sm_res[sm] > 0 else INF
+        if sync:
+            # seed 003 §4.2 step 3 (the thesis simulator): every warp issued in this cycle, on any SM,
+            # takes the largest warp size among them
+            for j in range(n_iss):
+                simd_free[iss_sm[j], iss_k[j]] = now + max_w
+                done_t = now + (iss_lat[j] if iss_lat[j] > max_w else max_w)
+                if done_t > g[G_CYCLES]:
+                    g[G_CYCLES] = done_t
         if done >= n_ctas:
             break
         nxt_t = INF
@@ -958,7 +1021,7 @@ def simulate(trace, config, *, events: list | None = None):
     occ_hist = np.zeros(W + 1, np.int64)
     q_hist = np.zeros(config.n_quarters + 1, np.int64)
     _simulate(
-        _CODES[config.mechanism], bool(config.hws), config.issue_policy == "majority", config.issue_policy == "gto",
+        _CODES[config.mechanism], bool(config.hws), bool(config.hws_sync_sms), config.issue_policy == "majority", config.issue_policy == "gto",
         W, config.simd_width, config.n_sms, config.n_schedulers, cta_lim, tpc, trace.n_ctas, n_regs,
         config.max_cycles, config.no_progress_cycles, max_depth,
         np.asarray(trace.block_start, np.int64), succ_ptr, np.asarray(trace.succ_idx, np.int64),

@@ -86,6 +86,8 @@ class FormationCore:
         self.cta_arrived = [0] * trace.n_ctas
         self.age_counter = 0
         self.id_counter = 0
+        self.rel_pending: list = []  # CTAs whose barrier an exit completed, released after the issue
+        self.check = False  # tests set this: verify the slot-model invariants after every cycle
 
     # ---- helpers ------------------------------------------------------------------------------
     def home_slot(self, t):
@@ -110,7 +112,15 @@ class FormationCore:
         return nxt
 
     def exit_thread(self, t):
-        self.cta_live[t // self.tpc] -= 1
+        cta = t // self.tpc
+        self.cta_live[cta] -= 1
+        # the exit may complete a bar.sync the rest of the CTA waits at
+        if 0 < self.cta_arrived[cta] == self.cta_live[cta] and cta not in self.rel_pending:
+            self.rel_pending.append(cta)
+
+    def drain(self, sm, now):
+        while self.rel_pending:
+            self.release(sm, self.rel_pending.pop(0), now)
 
     def issue_width(self, w):
         """SIMD cycles of one warp instruction (seed 003 §4.3 under hws: active quarters only)."""
@@ -140,7 +150,7 @@ class FormationCore:
             self.events.append(dict(kind="issue", cycle=now, warp=w.id, pc=(w.blk, w.off), mask=w.mask(),
                                     slots=list(w.slots)))
         instr = self.block_start[w.blk] + w.off
-        latency = self.lat[self.op_class[instr]]
+        latency = self.last_latency = self.lat[self.op_class[instr]]
         if self.dst[instr] >= 0:
             for t in threads:
                 self.reg_ready[(t, self.dst[instr])] = now + latency
@@ -153,6 +163,7 @@ class FormationCore:
             self.arrive_barrier(sm, w, now)
         else:
             self.finish_block(sm, w, now)
+        self.drain(sm, now)
         return width
 
     def release(self, sm, cta, now):
@@ -189,6 +200,7 @@ class FormationCore:
             if now - last_progress > cfg.no_progress_cycles:
                 raise ReferenceError_(f"mechanism {cfg.mechanism} made no progress")
             pending = False
+            issued = []  # (sm, scheduler, latency) of this cycle's issues, for hws_sync_sms
             for sm in range(n_sms):
                 if all(c is None for c in self.sm_ctas[sm]):
                     continue
@@ -203,6 +215,7 @@ class FormationCore:
                     width = self.issue(sm, w, now)
                     issued_sm = True
                     simd_free[sm][k] = now + width
+                    issued.append((sm, k, self.last_latency, width))
                 for c in range(self.cta_lim):
                     cta = self.sm_ctas[sm][c]
                     if cta is not None and self.cta_live[cta] == 0:
@@ -221,10 +234,42 @@ class FormationCore:
                     self.stats.idle_cycles += 1
                 if self.any_waiting_on_time(sm, now):
                     pending = True
+            if cfg.hws_sync_sms and issued:
+                # the thesis simulator's step 3 of §4.2: all warps issued in this cycle, on every SM,
+                # take the largest warp size among them
+                widest = max(x[3] for x in issued)
+                for sm, k, latency, _ in issued:
+                    simd_free[sm][k] = now + widest
+                    self.stats.cycles = max(self.stats.cycles, now + max(latency, widest))
+            if self.check:
+                self.check_invariants()
             if done < n_ctas and not pending:
                 raise ReferenceError_(f"mechanism {cfg.mechanism} deadlocked at cycle {now}")
             now += 1
         return self.stats.finalize(self.W)
+
+    def check_invariants(self):
+        """No thread in two warps; every thread sits in a slot of its home lane (never another
+        bank); every warp holds a thread; under dwf every live resident thread is in some warp."""
+        seen = set()
+        for sm in range(self.cfg.n_sms):
+            for w in self.sm_warps(sm):
+                assert w.threads(), f"warp {w.id} is empty"
+                for s, t in enumerate(w.slots):
+                    if t == HOLE:
+                        continue
+                    assert t not in seen, f"thread {t} is in two warps"
+                    seen.add(t)
+                    assert s % self.sw == self.home_slot(t) % self.sw, f"thread {t} left its lane (slot {s})"
+                    assert self.paths[t][self.cursor[t]] != self.exit, f"exited thread {t} is still in a warp"
+        if self.cfg.mechanism != "tbc":
+            for ctas in self.sm_ctas:
+                for cta in ctas:
+                    if cta is None:
+                        continue
+                    for t in range(cta * self.tpc, (cta + 1) * self.tpc):
+                        if self.paths[t][self.cursor[t]] != self.exit:
+                            assert t in seen, f"live thread {t} is in no warp"
 
     def any_waiting_on_time(self, sm, now):
         """Could some warp of ``sm`` still issue later (vs. all blocked forever: deadlock)?"""

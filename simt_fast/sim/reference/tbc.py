@@ -113,7 +113,8 @@ class TBCCore(FormationCore):
         top = self.stacks[cta][-1]
         if len(set(self.succ[b])) > 1:
             w.state = 2  # TBC: wait for the whole entry at a potentially divergent branch
-            w.blk = b
+            if not w.threads():
+                self.slots_of[sm][w.slot] = None
             self.resolve(cta, now)
             return
         s = self.succ[b][0]
@@ -137,7 +138,10 @@ class TBCCore(FormationCore):
         if not all(w.state == 2 or not w.threads() for w in warps):
             return
         top = self.stacks[cta][-1]
-        b = next(w.blk for w in warps if w.state == 2)
+        if not warps:  # every thread of the entry exited at this branch
+            self.check_done(cta, now)
+            return
+        b = warps[0].blk
         threads = [t for w in warps for t in w.threads()]
         groups = []
         for s in dict.fromkeys(self.succ[b]):
