@@ -22,6 +22,7 @@ app = typer.Typer(
 COMMAND_MODULES = [
     "ir",
     "tracefile",
+    "emu",
     "sweep",
     "analyze",
     "run",

@@ -1,0 +1,137 @@
+"""`simt-fast workloads` and `simt-fast trace`: list the built-in kernels, emulate one into a trace file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from ._errors import fail, user_errors
+
+
+def _progress_launch(description: str, run):
+    """Run ``run(progress_callback)`` under a rich progress bar (threads emulated / total)."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+    with Progress(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("threads"),
+        TimeElapsedColumn(), TimeRemainingColumn(), transient=True,
+    ) as bar:
+        task = bar.add_task(description, total=None)
+
+        def progress(done, total):
+            bar.update(task, completed=done, total=total)
+
+        return run(progress)
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("workloads")
+    def workloads_cmd():
+        """List the built-in workloads (name, kernel, launch sizes, features, description)."""
+        from .. import workloads
+
+        for name in workloads.names():
+            try:
+                wl = workloads.get(name)
+            except Exception as e:  # a half-written workload should not hide the others
+                typer.echo(f"{name:<14} (cannot load: {e})")
+                continue
+            feats = ", ".join(wl.features)
+            ptx = "" if wl.ptx_path.exists() else "  [PTX missing: run scripts/build_ptx.py]"
+            typer.echo(f"{name:<14} {wl.description}" + (f"  [{feats}]" if feats else "") + ptx)
+
+    @app.command("trace")
+    def trace_cmd(
+        source: str = typer.Argument(..., help="A workload name (see `simt-fast workloads`) or a .ptx file."),
+        size: str = typer.Option("default", "--size", "-s", help="Workload size: tiny or default."),
+        seed: int = typer.Option(0, "--seed", help="Input generator seed (workloads)."),
+        output: Optional[Path] = typer.Option(None, "--output", "-o", help="Trace file to write (default: <workload>-<size>.h5)."),
+        kernel: Optional[str] = typer.Option(None, "--kernel", "-k", help="Kernel name or unique substring (.ptx input)."),
+        grid: Optional[str] = typer.Option(None, "--grid", help="CTAs, e.g. 64 or 8,8 (.ptx input)."),
+        block: Optional[str] = typer.Option(None, "--block", help="Threads per CTA, e.g. 256 or 16,16 (.ptx input)."),
+        arg: List[str] = typer.Option([], "--arg", help="Kernel argument for .ptx input, in .param order: "
+                                      "buf:DTYPE:N (zeroed buffer), rand:DTYPE:N (random buffer), or DTYPE:VALUE (scalar)."),
+        shared: int = typer.Option(0, "--shared-bytes", help="Dynamic shared memory per CTA (.ptx input)."),
+        mem: bool = typer.Option(False, "--mem", help="Also record per-access global/shared addresses (/mem)."),
+        check: bool = typer.Option(True, "--check/--no-check", help="Compare a workload's outputs with its numpy reference."),
+        max_insts: Optional[int] = typer.Option(None, "--max-insts", help="Stop with an error after this many thread instructions."),
+    ):
+        """Emulate a workload (or a PTX kernel) and write its trace (HDF5) with every thread's block path."""
+        import time
+
+        from .. import workloads
+        from ..emu import EmuError, launch
+
+        t0 = time.perf_counter()
+        if source.endswith(".ptx"):
+            if grid is None or block is None:
+                fail("a .ptx input needs --grid and --block (and one --arg per kernel parameter)")
+            with user_errors(EmuError, ValueError):
+                args = [_parse_arg(a, k) for k, a in enumerate(arg)]
+                out = output or Path(f"{Path(source).stem}{'-' + kernel if kernel else ''}.h5")
+                run = _progress_launch(
+                    f"emulating {Path(source).name}",
+                    lambda progress: launch(Path(source), kernel, _dims(grid), _dims(block), args, shared,
+                                            trace_path=out, record_mem=mem, max_insts=max_insts, progress=progress),
+                )
+            label = Path(source).name
+        else:
+            if source not in workloads.names():
+                fail(f"unknown workload '{source}' (valid: {', '.join(workloads.names())}); or pass a .ptx file")
+            wl = workloads.get(source)
+            with user_errors(EmuError, ValueError):
+                spec = wl.launch_spec(size, seed=seed)
+                out = output or Path(f"{source}-{size}.h5")
+                attrs = {"workload": source, "size": size, "seed": int(seed)}
+                run = _progress_launch(
+                    f"emulating {source} ({size})",
+                    lambda progress: launch(wl.ptx_path, wl.kernel, spec.grid, spec.block, spec.args, spec.shared_bytes,
+                                            trace_path=out, record_mem=mem, max_insts=max_insts, progress=progress,
+                                            attrs=attrs),
+                )
+            if check:
+                try:
+                    wl.check(spec)
+                except AssertionError as e:
+                    fail(f"the emulated outputs differ from the numpy reference: {e}")
+            label = f"{source} ({size})"
+        dt = time.perf_counter() - t0
+        n_threads = 1
+        for v in run.grid + run.block:
+            n_threads *= v
+        typer.echo(
+            f"{out}: {label}, kernel {run.kernel}, {n_threads} threads, {run.thread_insts} thread instructions "
+            f"in {dt:.2f} s ({run.thread_insts / max(dt, 1e-9) / 1e6:.1f} M/s)"
+        )
+
+
+def _dims(text: str) -> tuple:
+    try:
+        return tuple(int(v) for v in text.replace("x", ",").split(",") if v.strip())
+    except ValueError:
+        raise typer.BadParameter(f"'{text}' is not a list of integers like 64 or 8,8") from None
+
+
+def _parse_arg(text: str, k: int):
+    """--arg forms: buf:DTYPE:N, rand:DTYPE:N, DTYPE:VALUE."""
+    import numpy as np
+
+    parts = text.split(":")
+    try:
+        if parts[0] in ("buf", "rand") and len(parts) == 3:
+            dt = np.dtype(parts[1])
+            n = int(parts[2])
+            if parts[0] == "buf":
+                return np.zeros(n, dt)
+            rng = np.random.default_rng(k)
+            if dt.kind == "f":
+                return rng.random(n).astype(dt)
+            return rng.integers(0, 1 << min(8 * dt.itemsize - 1, 16), n).astype(dt)
+        if len(parts) == 2:
+            dt = np.dtype(parts[0])
+            return dt.type(float(parts[1]) if dt.kind == "f" else int(parts[1], 0))
+    except (TypeError, ValueError):
+        pass
+    raise ValueError(f"--arg {k} '{text}' is not buf:DTYPE:N, rand:DTYPE:N or DTYPE:VALUE (e.g. int32:5)")
