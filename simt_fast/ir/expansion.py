@@ -401,9 +401,10 @@ def expansion(trace: Trace, warp_size: int = 32, config=None) -> ExpansionResult
 # ------------------------------------------------------------------------------------------------
 
 
-def struct_vs_ipdom(workload: str, size: str = "tiny", seed: int = 0, config=None) -> dict:
+def struct_vs_ipdom(workload: str, size: str = "tiny", seed: int = 0, config=None, keep_traces: bool = False) -> dict:
     """Structurize ``workload``'s kernel, run both versions on the same inputs (outputs must be
-    identical: the transformation preserves semantics), and simulate both traces under sps."""
+    identical: the transformation preserves semantics), and simulate both traces under sps.
+    ``keep_traces`` adds ``"traces": {"IPDOM": Trace, "STRUCT": Trace}`` to the result."""
     from ..emu import launch
     from ..ir import parse_ptx
     from ..sim import simulate
@@ -419,12 +420,14 @@ def struct_vs_ipdom(workload: str, size: str = "tiny", seed: int = 0, config=Non
     cfg = (config or SimConfig()).replace(mechanism="sps")
     rows = {}
     outputs = {}
+    traces = {}
     for name, src in (("IPDOM", module), ("STRUCT", parse_ptx(struct_ptx))):
         spec = wl.launch_spec(size, seed=seed)
         run = launch(src, wl.kernel, spec.grid, spec.block, spec.args, spec.shared_bytes)
         wl.check(spec)
         outputs[name] = [np.asarray(spec.args[i]).copy() for i in spec.outputs]
         st = simulate(run.trace, cfg)
+        traces[name] = run.trace
         rows[name] = {"blocks": run.trace.n_blocks - 1, "static_insts": run.trace.n_instrs,
                       "thread_insts": int(st.thread_insts), "warp_insts": int(st.warp_insts),
                       "simd_util": float(st.simd_util), "cycles": int(st.cycles),
@@ -433,5 +436,8 @@ def struct_vs_ipdom(workload: str, size: str = "tiny", seed: int = 0, config=Non
         if a.shape != b.shape or not np.array_equal(a.view(np.uint8), b.view(np.uint8)):
             raise AssertionError(f"{workload}: the structurized kernel's outputs differ from the original's")
     kern_stats = [s.to_dict() for s in total.per_function.values()]
-    return {"workload": workload, "size": size, "IPDOM": rows["IPDOM"], "STRUCT": rows["STRUCT"],
-            "outputs_identical": True, "structurize": total.to_dict(), "functions": kern_stats}
+    out = {"workload": workload, "size": size, "IPDOM": rows["IPDOM"], "STRUCT": rows["STRUCT"],
+           "outputs_identical": True, "structurize": total.to_dict(), "functions": kern_stats}
+    if keep_traces:
+        out["traces"] = traces
+    return out
