@@ -103,3 +103,38 @@ def test_ptxas_accepts_structured_workloads(name, tmp_path):
     out.write_text(print_module(m2))
     r = subprocess.run(["ptxas", "-arch=sm_75", str(out), "-o", str(tmp_path / "s.cubin")], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
+
+
+def test_copied_jump_table_gets_its_own_branchtargets(tmp_path):
+    m = parse_ptx(ROOT / "tests" / "data" / "analyses" / "switch_copy.ptx")
+    k = m.kernels[0]
+    assert not control_tree_of_cfg(build_cfg(k)).is_structured
+    new, s = structurize(k)
+    assert s.forward_copies >= 1
+    assert len(new.jump_tables) == 2  # the original table and the copy's
+    tables = list(new.jump_tables.values())
+    assert all(len(t) == 4 and t[1] == t[3] for t in tables)  # same shape: case 1 twice
+    assert set(tables[0]).isdisjoint(tables[1])  # the copy jumps to copied cases
+    text = print_module(m.__class__(**{**m.__dict__, "functions": {k.name: new}}))
+    m2 = parse_ptx(text, path="s.ptx")
+    assert is_structured(m2)
+    if HAVE_PTXAS:
+        out = tmp_path / "s.ptx"
+        out.write_text(text)
+        r = subprocess.run(["ptxas", "-arch=sm_75", str(out), "-o", str(tmp_path / "s.cubin")], capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+
+
+def test_copied_jump_table_runs_correctly_on_the_emulator():
+    import numpy as np
+
+    from simt_fast.emu import launch
+
+    m = parse_ptx(ROOT / "tests" / "data" / "analyses" / "switch_copy.ptx")
+    new, _ = structurize(m)
+    tid = np.arange(64)
+    want = np.where(tid > 15, 0, np.array([10, 11, 12, 11])[tid & 3]).astype(np.int32)
+    for module in (m, new):
+        out = np.full(64, -1, np.int32)
+        launch(print_module(module), "switch_copy", 1, 64, [out], trace=False)
+        assert (out == want).all()
