@@ -9,13 +9,17 @@ Choices:
 
 * ``.file``/``.loc`` debug directives are not printed (the ``.file`` table is not kept in the IR,
   and a ``.loc`` without it would not assemble); ``.pragma`` lines are printed where they were.
-* Every ``.func`` gets a prototype at the top of the module, so definitions can follow any order.
+* Every ``.func`` gets a prototype at the top of the module, so definitions can follow any order;
+  prototypes of called functions the module only declares (``.extern .func vprintf``) and globals
+  initialised with addresses (``{_Z3inci, _Z3dbli}``: the IR keeps only their zero bytes) are
+  copied from the module's source text, before the globals that may use them.
 * Body-scoped ``.param``/``.local``/``.shared`` declarations (the call scopes of ``-O0`` code) are
   printed once at function scope; redeclarations of one name with the same shape collapse.
 """
 
 from __future__ import annotations
 
+import re
 import struct
 from typing import Iterable, Optional
 
@@ -54,7 +58,9 @@ def format_operand(op, ins: Optional[Instruction] = None, position: int = 0) -> 
         if ins is not None and position == 0 and ins.base in ("setp", "shfl") and len(parts) == 2:
             # the dual destination `%p|%q` (setp) / `%r|%p` (shfl) is a two-element vector in the IR
             return "|".join(parts)
-        if ins is not None and ins.base in _TEXTURE_OPS and op.elems and isinstance(op.elems[0], Symbol):
+        if ins is not None and ins.base in _TEXTURE_OPS and op.elems and (
+                isinstance(op.elems[0], Symbol) or isinstance(op.elems[-1], Vector)):
+            # `[tex, {coords}]`: the texture (a name or a handle register) and its coordinates
             return "[" + ", ".join(parts) + "]"
         return "{" + ", ".join(parts) + "}"
     if isinstance(op, ParamList):
@@ -251,6 +257,49 @@ def print_function(func: Function, prototype: bool = False) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _called_names(funcs) -> list:
+    names = []
+    for f in funcs:
+        for ins in f.instructions:
+            if ins.base == "call":
+                callee = next((o for o in ins.operands if isinstance(o, Symbol)), None)
+                if callee is not None and callee.name not in names:
+                    names.append(callee.name)
+    return names
+
+
+def _external_prototypes(module: Module, funcs) -> list:
+    """Declarations of called functions the module does not define (``.extern .func vprintf``).
+
+    The IR keeps no prototypes, only definitions, so they are copied from the module's source text
+    (the statement that declares the name, up to its ``;``)."""
+    defined = {f.name for f in funcs}
+    out = []
+    for name in _called_names(funcs):
+        if name in defined or not module.source:
+            continue
+        m = re.search(r"^[ \t]*((?:\.(?:extern|weak|visible)\s+)*\.func\b[^;{]*?\b" + re.escape(name) + r"\b[^;{]*;)",
+                      module.source, re.M)
+        if m:
+            out.append(re.sub(r"\s+", " ", m.group(1)).strip() + "\n")
+    return out
+
+
+def _symbolic_initialiser(module: Module, var: Variable) -> str:
+    """A global initialised with addresses (``.u64 ops[2] = {f, g}``) keeps only zero bytes in the
+    IR; its declaration is copied from the module's source text instead."""
+    if var.init is None or not module.source:
+        return ""
+    m = re.search(r"^[ \t]*(\.[^;\n]*?[ \t]" + re.escape(var.name) + r"[ \t]*(?:\[[^\]]*\][ \t]*)*=([^;]*);)",
+                  module.source, re.M)
+    if not m:
+        return ""
+    init_text = re.sub(r"\b0[fFdD][0-9A-Fa-f]+\b", "", m.group(2))
+    if not re.search(r"[A-Za-z_$%]", init_text):
+        return ""
+    return re.sub(r"\s+", " ", m.group(1)).strip()
+
+
 def _target(target: str) -> str:
     # `-G` output says `.target sm_75, debug`; the DWARF sections are not kept, so drop the flag
     return ", ".join(t.strip() for t in target.split(",") if t.strip() != "debug")
@@ -269,13 +318,15 @@ def print_module(module: Module, functions: Optional[Iterable[Function]] = None)
         f".address_size {module.address_size}",
         "",
     ]
-    for var in module.globals:
-        out.append(format_variable(var) + ";")
-    if module.globals:
-        out.append("")
+    # prototypes first: globals may be initialised with function addresses
+    out += _external_prototypes(module, funcs)
     for f in funcs:
         if not f.is_entry:
             out.append(print_function(f, prototype=True))
+    for var in module.globals:
+        out.append(_symbolic_initialiser(module, var) or format_variable(var) + ";")
+    if module.globals:
+        out.append("")
     for f in funcs:
         out.append(print_function(f))
     return "\n".join(out)
