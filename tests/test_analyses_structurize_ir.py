@@ -15,7 +15,8 @@ from simt_fast.ir.structurize import structurize
 
 ROOT = Path(__file__).resolve().parent.parent
 WORKLOADS = ROOT / "data" / "ptx" / "workloads"
-ALL = sorted(glob.glob(str(ROOT / "data/ptx/corpus/*.ptx"))) + sorted(glob.glob(str(WORKLOADS / "*.ptx")))
+ALL = (sorted(glob.glob(str(ROOT / "data/ptx/corpus/*.ptx"))) + sorted(glob.glob(str(WORKLOADS / "*.ptx")))
+       + sorted(glob.glob(str(ROOT / "tests/data/ir/*.ptx"))) + [str(ROOT / "tests/data/analyses/switch_copy.ptx")])
 HAVE_PTXAS = shutil.which("ptxas") is not None
 
 
