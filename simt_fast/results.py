@@ -467,6 +467,8 @@ class ResultsWriter:
             self.n_rows = len(ids)
             self.ids = set(np.char.decode(ids[ids != b""], "ascii").tolist())
             self.f.swmr_mode = True
+            self._runs = self.f["runs"]
+            self._hists = {name: self.f["hist"][name] for name in HIST_STATS}
         except BaseException:
             self._lock.release()
             raise
@@ -528,12 +530,11 @@ class ResultsWriter:
                 raise ResultsError(f"histogram '{name}' of point {point_id} has {h.size} entries (> {HIST_WIDTH})")
             hist_row = np.full(HIST_WIDTH, HIST_PAD, np.int64)
             hist_row[: h.size] = h
-            ds = self.f["hist"][name]
+            ds = self._hists[name]
             ds.resize((r + 1, HIST_WIDTH))
             ds[r] = hist_row
-        runs = self.f["runs"]
-        runs.resize((r + 1,))
-        runs[r] = row
+        self._runs.resize((r + 1,))
+        self._runs[r] = row
         if flush:
             self.f.flush()
         self.n_rows += 1

@@ -64,7 +64,7 @@ def _pool_context():
     ctx = multiprocessing.get_context("forkserver")
     # The fork server imports these once; every worker forked from it starts with numba's compiled
     # (cached) kernels already loaded instead of importing them again.
-    ctx.set_forkserver_preload(["simt_fast.sweep.worker", "simt_fast.sim"])
+    ctx.set_forkserver_preload(["simt_fast.sweep.worker", "simt_fast.sweep.warm"])
     return ctx
 
 
