@@ -206,3 +206,17 @@ def test_64_lane_warps_use_the_sign_bit_correctly(mech):
     assert fast_ev == ref_ev
     assert fast.thread_insts == trace.total_thread_insts()
     assert any(e["kind"] == "issue" and e["mask"] >> 63 for e in fast_ev)  # lane 63 did issue
+
+
+def test_kernel_is_loaded_from_the_numba_cache_in_a_new_process():
+    import subprocess
+    import sys
+
+    code = ("from simt_fast.sim import simulate, core\nfrom simt_fast.sim.config import SimConfig\n"
+            "from simt_fast.trace.synthetic import synthetic\n"
+            "simulate(synthetic(5, 8, seed=0), SimConfig())\n"
+            "print(sum(core._simulate.stats.cache_hits.values()), sum(core._simulate.stats.cache_misses.values()))")
+    simulate(synthetic(5, 8, seed=0), SimConfig())  # make sure the cache is populated
+    out = subprocess.run([sys.executable, "-W", "ignore", "-c", code], capture_output=True, text=True, check=True)
+    hits, misses = map(int, out.stdout.split())
+    assert (hits, misses) == (1, 0)
