@@ -305,3 +305,75 @@ def test_local_memory_loads_are_thread_variant():
     assert by_text["ld.u32 %r3, [%rd2]"] == "variant"
     assert by_text["mov.u64 %rd1, __local_depot0"] == "uniform"
     assert by_text["ld.param.u64 %rd3, [loc_param_0]"] == "uniform"
+
+
+# ---------------------------------------------------------------------------------------------
+# Differential: the worklist algorithm against a naive round-robin fixpoint on random kernels
+# ---------------------------------------------------------------------------------------------
+
+
+def naive_fixpoint(res, early_exit=True):
+    """Reference: iterate the two defining equations until nothing changes."""
+    from simt_fast.ir.convergence import _barrier_protected, _exits_early, _is_seed, _reaching_definitions
+
+    func, cfg = res.func, res.cfg
+    _, uses = _reaching_definitions(func, cfg)
+    n_blocks = cfg.n_blocks
+    variant = [_is_seed(ins, func) for ins in func.instructions]
+    divergent = [False] * n_blocks
+    protected = _barrier_protected(cfg)
+    block_of = cfg.block_of_instr
+    changed = True
+    while changed:
+        changed = False
+        for i in range(len(variant)):
+            v = variant[i] or divergent[block_of[i]] or any(variant[d] for ds in uses[i].values() for d in ds)
+            if v != variant[i]:
+                variant[i] = v
+                changed = True
+        for y in range(n_blocks):
+            if y == cfg.exit or protected[y] or divergent[y]:
+                continue
+            for x in cfg.iterated_control_deps[y]:
+                blk = cfg.blocks[x]
+                if len(blk.succs) > 1 and variant[blk.end - 1] and not (early_exit and _exits_early(cfg, x)):
+                    divergent[y] = True
+                    changed = True
+                    break
+    return variant, divergent
+
+
+@st.composite
+def random_branchy_kernel(draw):
+    n = draw(st.integers(2, 7))
+    lines = []
+    for b in range(n):
+        lines.append(f"L{b}:")
+        for _ in range(draw(st.integers(0, 3))):
+            dst, a = draw(st.integers(1, 4)), draw(st.integers(1, 4))
+            src = draw(st.sampled_from([f"%r{a}", "%tid.x", "%ctaid.x", "7"]))
+            lines.append(f"    add.u32 %r{dst}, %r{a}, {src};" if src != "%tid.x" and src != "%ctaid.x"
+                         else f"    mov.u32 %r{dst}, {src};")
+        if draw(st.booleans()) and b:
+            lines.append("    bar.sync 0;")
+            lines.append(f"L{b}b:")
+        end = draw(st.sampled_from(["cond", "cond", "uni", "fall", "ret"]))
+        if end == "cond":
+            lines.append(f"    setp.lt.u32 %p1, %r{draw(st.integers(1, 4))}, %r{draw(st.integers(1, 4))};")
+            lines.append(f"    @%p1 bra L{draw(st.integers(0, n - 1))};")
+        elif end == "uni":
+            lines.append(f"    bra.uni L{draw(st.integers(0, n - 1))};")
+        elif end == "ret":
+            lines.append("    ret;")
+    lines.append("    ret;")
+    return HEAD + ".visible .entry k(.param .u32 k_param_0)\n{\n    .reg .pred %p<2>;\n    .reg .b32 %r<5>;\n" + \
+        "".join(f"    ld.param.u32 %r{r}, [k_param_0];\n" for r in range(1, 5)) + "\n".join(lines) + "\n}\n"
+
+
+@settings(max_examples=150, deadline=None)
+@given(random_branchy_kernel(), st.booleans())
+def test_worklist_matches_naive_fixpoint(text, early_exit):
+    res = analyze(text, early_exit=early_exit)
+    variant, divergent = naive_fixpoint(res, early_exit)
+    assert [not x for x in res.invariant] == variant
+    assert [not c for c in res.convergent] == divergent
