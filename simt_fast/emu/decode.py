@@ -92,20 +92,25 @@ for _k, _n in enumerate(_OPS):
 OP_NAMES = dict(enumerate(_OPS))
 
 # Fast-path codes: integer ops without flags that the interpreter runs without calling alu()
-FAST_CODES = list(range(1, 13))
+FAST_CODES = list(range(1, 16))
 (FAST_MOV, FAST_ADD, FAST_SUB, FAST_MUL, FAST_AND, FAST_OR, FAST_XOR, FAST_SHL, FAST_SHR_U,
- FAST_SETP, FAST_MAD, FAST_SELP) = FAST_CODES
+ FAST_SETP, FAST_MAD, FAST_SELP, FAST_FADD, FAST_FSUB, FAST_FMUL) = FAST_CODES
 
 
 def fast_code(op: int, ty: int, md: int, sub: int, okind_row) -> int:
     """The interpreter fast-path code of a decoded instruction (0 = use alu())."""
     kind = tkind(ty)
-    if kind == KIND_F or md & (M_CC | M_CIN | M_SAT | M_HI | M_WIDE):
-        return 0
     if op == OP_MOV:
         return FAST_MOV
     if op == OP_SELP:
         return FAST_SELP
+    if kind == KIND_F:
+        # f32 add/sub/mul rounded to nearest without .ftz/.sat: one native f32 operation is exact IEEE
+        if tsize(ty) == 4 and (md & M_RMASK) in (R_NONE, R_RN) and not md & (M_FTZ | M_SAT):
+            return {OP_ADD: FAST_FADD, OP_SUB: FAST_FSUB, OP_MUL: FAST_FMUL}.get(op, 0)
+        return 0
+    if md & (M_CC | M_CIN | M_SAT | M_HI | M_WIDE):
+        return 0
     if kind == KIND_P:
         return {OP_AND: FAST_AND, OP_OR: FAST_OR, OP_XOR: FAST_XOR}.get(op, 0)
     if op == OP_SETP and (sub >> 8) == 0:

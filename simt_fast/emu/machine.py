@@ -71,6 +71,7 @@ def rdop(okind, oval, i, j, regs, rb, sregs, sb):
 
 FAST_MOV, FAST_ADD, FAST_SUB, FAST_MUL, FAST_AND, FAST_OR, FAST_XOR, FAST_SHL, FAST_SHR_U = D.FAST_CODES[:9]
 FAST_SETP, FAST_MAD, FAST_SELP = D.FAST_SETP, D.FAST_MAD, D.FAST_SELP
+FAST_FADD, FAST_FSUB, FAST_FMUL = D.FAST_FADD, D.FAST_FSUB, D.FAST_FMUL
 
 
 @jit(inline="always")
@@ -100,6 +101,12 @@ def fast_op(fc, a, b, m):
         return (a | b) & m
     if fc == FAST_XOR:
         return (a ^ b) & m
+    if fc == FAST_FADD:
+        return b32(f32(a) + f32(b))
+    if fc == FAST_FSUB:
+        return b32(f32(a) - f32(b))
+    if fc == FAST_FMUL:
+        return b32(f32(a) * f32(b))
     if fc == FAST_SHL:
         n = b & M32
         return U0 if n >= shift_width(m) else (a << n) & m

@@ -1,0 +1,167 @@
+"""Emulator throughput, JIT speedup and memory (printed, not asserted).
+
+    /work/venv/bin/python bench/bench_emu.py            # 4 default-size workloads + JIT speedup + 1M-thread memory
+    /work/venv/bin/python bench/bench_emu.py --all      # every workload at default size
+    /work/venv/bin/python bench/bench_emu.py --quick    # tiny sizes only
+
+Reports, per workload: dynamic thread instructions, wall and CPU (process) time, and millions of
+thread instructions per CPU-second (one core: the interpreter is single-threaded); outputs are
+checked against the numpy reference in the same run. Then the speedup of the numba interpreter
+over the same code run as plain Python (NUMBA_DISABLE_JIT=1, in a subprocess) on one tiny launch,
+and the peak resident memory of a one-million-thread launch streamed to a trace file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+LOOP_PTX = """.version 7.0
+.target sm_75
+.address_size 64
+.visible .entry loop(.param .u64 out, .param .u32 n)
+{
+ .reg .pred %p<2>;
+ .reg .b32 %r<8>;
+ .reg .b64 %rd<4>;
+ ld.param.u64 %rd1, [out];
+ ld.param.u32 %r1, [n];
+ mov.u32 %r2, %tid.x;
+ mov.u32 %r5, %ctaid.x;
+ mov.u32 %r6, %ntid.x;
+ mad.lo.s32 %r7, %r5, %r6, %r2;
+ mov.u32 %r3, 0;
+ mov.u32 %r4, 0;
+ and.b32 %r5, %r2, 7;
+L1:
+ add.s32 %r3, %r3, %r2;
+ xor.b32 %r3, %r3, %r4;
+ add.s32 %r4, %r4, 1;
+ setp.lt.u32 %p1, %r4, %r5;
+ @%p1 bra L1;
+ mul.wide.u32 %rd2, %r7, 4;
+ add.s64 %rd3, %rd1, %rd2;
+ st.global.u32 [%rd3], %r3;
+ ret;
+}
+"""
+
+CHILD = r"""
+import json, resource, sys, time, numpy as np
+sys.path.insert(0, %(root)r)
+from simt_fast.emu import launch, load_kernel
+mode = sys.argv[1]
+src = open(sys.argv[2]).read()
+if mode == "python":
+    out = np.zeros(256, np.uint32)
+    kern = load_kernel(src, "loop")
+    t0 = time.process_time()
+    r = launch(kern, None, 1, 256, [out, np.uint32(0)], trace=True)
+    dt = time.process_time() - t0
+    print(json.dumps({"insts": r.thread_insts, "cpu": dt, "sum": int(out.sum())}))
+else:
+    n_ctas = int(sys.argv[3])
+    out = np.zeros(n_ctas * 1024, np.uint32)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    t0 = time.process_time()
+    r = launch(src, "loop", n_ctas, 1024, [out, np.uint32(0)], trace_path=sys.argv[4])
+    dt = time.process_time() - t0
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(json.dumps({"insts": r.thread_insts, "cpu": dt, "rss_before_kb": before, "rss_peak_kb": peak,
+                      "trace_bytes": __import__("os").path.getsize(sys.argv[4])}))
+"""
+
+
+def bench_workloads(names, size):
+    from simt_fast import workloads
+    from simt_fast.emu import launch, load_kernel
+
+    warm = workloads.get(names[0]).launch_spec("tiny")  # load numba's cached machine code first
+    launch(workloads.get(names[0]).ptx_path, workloads.get(names[0]).kernel, warm.grid, warm.block, warm.args, warm.shared_bytes)
+    print(f"{'workload':<14} {'size':<8} {'threads':>9} {'thread insts':>14} {'wall s':>8} {'cpu s':>8} {'M inst/cpu-s':>13}  check")
+    total_insts = 0
+    total_cpu = 0.0
+    for name in names:
+        wl = workloads.get(name)
+        spec = wl.launch_spec(size)
+        kern = load_kernel(wl.ptx_path, wl.kernel)
+        t0, c0 = time.perf_counter(), time.process_time()
+        run = launch(kern, None, spec.grid, spec.block, spec.args, spec.shared_bytes, trace=True)
+        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+        try:
+            wl.check(spec)
+            ok = "ok"
+        except AssertionError as e:
+            ok = f"FAILED: {e}"
+        total_insts += run.thread_insts
+        total_cpu += cpu
+        print(f"{name:<14} {size:<8} {spec.n_threads:>9} {run.thread_insts:>14} {wall:>8.2f} {cpu:>8.2f} "
+              f"{run.thread_insts / max(cpu, 1e-9) / 1e6:>13.1f}  {ok}")
+    print(f"{'all':<14} {size:<8} {'':>9} {total_insts:>14} {'':>8} {total_cpu:>8.2f} {total_insts / max(total_cpu, 1e-9) / 1e6:>13.1f}")
+
+
+def bench_jit_speedup(ptx_file):
+    from simt_fast.emu import launch, load_kernel
+
+    out = np.zeros(256, np.uint32)
+    kern = load_kernel(LOOP_PTX, "loop")
+    launch(kern, None, 1, 256, [out, np.uint32(0)])  # load the compiled code from numba's cache
+    c0 = time.process_time()
+    reps = 50
+    for _ in range(reps):
+        r = launch(kern, None, 1, 256, [out, np.uint32(0)], trace=True)
+    jit_cpu = (time.process_time() - c0) / reps
+    env = dict(os.environ, NUMBA_DISABLE_JIT="1")
+    res = subprocess.run([sys.executable, "-c", CHILD % {"root": str(ROOT)}, "python", ptx_file],
+                         env=env, capture_output=True, text=True, check=True)
+    py = json.loads(res.stdout.strip().splitlines()[-1])
+    assert py["insts"] == r.thread_insts and py["sum"] == int(out.sum()), "JIT and plain-Python runs differ"
+    print(f"\nJIT speedup on a tiny launch (1 CTA x 256 threads, {r.thread_insts} thread insts, same outputs): "
+          f"numba {jit_cpu * 1e3:.2f} ms/launch (with trace, excl. decode), plain Python {py['cpu'] * 1e3:.0f} ms "
+          f"-> {py['cpu'] / jit_cpu:.0f}x")
+
+
+def bench_million(ptx_file):
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "million.h5")
+        res = subprocess.run([sys.executable, "-c", CHILD % {"root": str(ROOT)}, "million", ptx_file, "1024", path],
+                             capture_output=True, text=True, check=True)
+    m = json.loads(res.stdout.strip().splitlines()[-1])
+    print(f"\n1M-thread launch (1024 CTAs x 1024 threads, {m['insts']} thread insts, trace streamed to HDF5): "
+          f"peak RSS {m['rss_peak_kb'] / 1024:.0f} MiB (after imports {m['rss_before_kb'] / 1024:.0f} MiB), "
+          f"cpu {m['cpu']:.1f} s, {m['insts'] / m['cpu'] / 1e6:.1f} M inst/cpu-s, trace file {m['trace_bytes'] / 1e6:.1f} MB")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--all", action="store_true", help="every workload at default size")
+    ap.add_argument("--quick", action="store_true", help="tiny sizes only, skip the 1M-thread launch")
+    a = ap.parse_args()
+    from simt_fast import workloads
+
+    names = workloads.names() if (a.all or a.quick) else ["bfs", "blackscholes", "shortcircuit", "storegpu"]
+    bench_workloads(names, "tiny" if a.quick else "default")
+    with tempfile.NamedTemporaryFile("w", suffix=".ptx", delete=False) as f:
+        f.write(LOOP_PTX)
+    try:
+        bench_jit_speedup(f.name)
+        if not a.quick:
+            bench_million(f.name)
+    finally:
+        os.unlink(f.name)
+    print(f"\nload average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (wall times include waiting for the CPU)")
+
+
+if __name__ == "__main__":
+    main()
