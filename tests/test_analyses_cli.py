@@ -64,3 +64,13 @@ def test_missing_file_and_bad_ptx_are_one_line_errors(tmp_path):
     bad.write_text(".version 7.5\n.target sm_75\n.address_size 64\n.visible .entry k()\n{\n  frobnicate.u32 %r1;\n}\n")
     r = runner.invoke(app, ["structurize", str(bad)])
     assert r.exit_code == 2 and "bad.ptx" in r.output and len(r.output.strip().splitlines()) == 1
+
+
+def test_analyze_inline_uses_the_traced_cfg():
+    path = ROOT / "data" / "ptx" / "corpus" / "switch_calls.O3.ptx"
+    plain = runner.invoke(app, ["analyze", str(path), "--json"])
+    inlined = runner.invoke(app, ["analyze", str(path), "--json", "--inline"])
+    assert plain.exit_code == 0 and inlined.exit_code == 0, inlined.output
+    n_plain = [len(k["convergence"]["blocks"]) for k in json.loads(plain.output)["kernels"]]
+    n_inl = [len(k["convergence"]["blocks"]) for k in json.loads(inlined.output)["kernels"]]
+    assert n_inl != n_plain  # the callees' blocks are now part of the kernel

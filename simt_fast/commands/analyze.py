@@ -134,6 +134,7 @@ def register(app: typer.Typer) -> None:
         output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the JSON to this file."),
         warp_size: int = typer.Option(32, "--warp-size", min=1, help="Warp size for the per-warp register counts."),
         show_tree: bool = typer.Option(False, "--tree", help="Also print the control tree (table mode)."),
+        inline: bool = typer.Option(False, "--inline", help="Analyse each kernel with its calls inlined (the CFG the emulator traces; seed 002 Fig. 4)."),
     ):
         """Static analyses per kernel: control tree and interacting edges (seed 002), convergence,
         variance and affine classes, warp-sequential accesses and syncwarp points (seed 004)."""
@@ -142,6 +143,10 @@ def register(app: typer.Typer) -> None:
             funcs = [module.find_kernel(kernel)] if kernel is not None else module.kernels
             if not funcs:
                 fail(f"{ptx_file}: the module has no kernels (.entry)")
+            if inline:
+                from ..ir.inline import inline_calls
+
+                funcs = [inline_calls(module, f) for f in funcs]
             reports = [analyze_kernel(f, variance, early_exit, warp_size) for f in funcs]
         if as_json or output is not None:
             text = json.dumps({"file": str(ptx_file), "kernels": reports}, indent=2) + "\n"
