@@ -51,8 +51,11 @@ def test_fig3_short_circuit_needs_forward_copies():
     assert s.forward_copies >= 2
     assert s.new_code_size == len(new.instructions) > s.old_code_size == len(k.instructions)
     assert s.static_expansion_pct == pytest.approx(100 * (s.new_code_size - s.old_code_size) / s.old_code_size)
-    # duplicated blocks carry fresh labels
-    assert any(label.startswith("$L__struct_") for label in new.labels)
+    # duplicated blocks carry fresh labels; every original keeps its own
+    copies = [label for label in new.labels if label.startswith("$L__struct_")]
+    assert len(copies) == s.graph.n - len([b for b in range(s.graph.n) if s.graph.origin[b] == b]) - \
+        sum(1 for b in range(s.graph.n) if not s.graph.live[b] and s.graph.origin[b] != b)
+    assert set(k.labels) <= set(new.labels)
     assert control_tree_of_cfg(build_cfg(new)).is_structured
 
 

@@ -436,8 +436,9 @@ def _emit_function(func: Function, g: FlowGraph, bodies, terms, orig_labels) -> 
 
     for b in order:
         o = g.origin[b]
-        # an original keeps its PTX label; copies and Cut blocks get fresh ones
-        labels[b] = (orig_labels[o] if o == b else "") or fresh("struct_")
+        # an original keeps its PTX label ($L__blk_N if it had none); copies and Cut blocks get
+        # fresh $L__struct_N labels
+        labels[b] = orig_labels[o] or fresh("blk_") if o == b else fresh("struct_")
     flag_prefix = _fresh_prefix(func, "cf")
     flag = lambda f: Reg(f"{flag_prefix}{f}")  # noqa: E731
     out, new_labels, tables = [], {}, dict(func.jump_tables)
