@@ -310,3 +310,20 @@ def test_disable_jit_gives_the_same_trace():
     out = np.zeros(64, np.uint32)
     r = launch(DIVERGE, "diverge", 2, 32, [out])
     assert res.stdout.split() == [str(r.thread_insts), str(int(r.trace.path.sum())), str(int(out.sum()))]
+
+
+DATA = Path(__file__).parent / "data" / "emu"
+
+
+@pytest.mark.parametrize("flavour", ["O3", "O0", "G"])
+def test_nvcc_call_sequences_at_every_optimisation_level(flavour):
+    """tests/data/emu/calls.cu compiled with -O3, -O0 (stack frames, call sequences) and -G."""
+    out = np.zeros(64, np.int32)
+    f = np.zeros(64, np.float32)
+    run = launch(DATA / f"calls.{flavour}.ptx", "k", 1, 64, [out, f])
+    t = np.arange(64)
+    s = np.where(t > 3, t * t, t + 1)
+    shfl = np.where(t % 32 == 31, t, t + 1)
+    assert np.array_equal(out, s[63 - t] + shfl)
+    assert np.array_equal(f, (t <= 3).astype(np.float32))
+    validate(run.trace)
