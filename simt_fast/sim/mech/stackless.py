@@ -153,9 +153,10 @@ def analysis_syncwarp(trace, ptx, kernel=None) -> np.ndarray:
 
 
 def syncwarp_flags(trace, mode: str = "auto", ptx=None, kernel=None) -> np.ndarray:
-    """bool per block: where syncwarp sits. A ``syncwarp`` attribute on the trace (block labels or ids,
-    written by whoever recorded it) wins in ``auto`` mode; then the PTX analysis if ``ptx`` is given;
-    else the structure-only analysis of the trace's CFG."""
+    """bool per block: where syncwarp sits. In ``auto`` mode, in order: a ``syncwarp`` attribute on the
+    trace (block labels or ids, written by whoever recorded it); the convergence + variance analysis of
+    ``ptx`` if given, else of the built-in workload the trace names in its ``workload`` attribute (when
+    the trace matches that PTX); else the structure-only analysis of the trace's CFG."""
     if mode == "ipdom":
         return ipdom_syncwarp(trace)
     if mode != "auto":
@@ -168,4 +169,30 @@ def syncwarp_flags(trace, mode: str = "auto", ptx=None, kernel=None) -> np.ndarr
         return flags
     if ptx is not None:
         return analysis_syncwarp(trace, ptx, kernel)
+    workload = getattr(trace, "attrs", {}).get("workload")
+    if workload:
+        flags = _workload_syncwarp(trace, str(workload))
+        if flags is not None:
+            return flags
     return structural_syncwarp(trace)
+
+
+_CACHE: dict = {}
+
+
+def _workload_syncwarp(trace, name: str):
+    """The variance-aware flags of a built-in workload's PTX (cached), or None if the trace was not
+    recorded from that PTX (edited since, or another kernel)."""
+    from ...trace.model import TraceError
+    from ...workloads import get, names
+
+    if name not in names():
+        return None
+    ptx = get(name).ptx_path
+    key = (str(ptx), ptx.stat().st_mtime_ns, trace.kernel, trace.n_instrs)
+    if key not in _CACHE:
+        try:
+            _CACHE[key] = analysis_syncwarp(trace, ptx)
+        except (TraceError, LookupError, ValueError):
+            _CACHE[key] = None
+    return _CACHE[key]
