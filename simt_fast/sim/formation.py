@@ -70,9 +70,7 @@ ERR_BAD_EDGE = 5
 EV_WIDTH = 7  # [cycle, warp id, blk, off, mask, slot checksum, active]
 
 
-def slot_checksum(slots) -> int:
-    """Identity of a slot array in the event log: sum of (thread + 1) * (slot + 1)."""
-    return int(sum((int(t) + 1) * (s + 1) for s, t in enumerate(slots) if t >= 0))
+from .reference.formation import slot_checksum  # noqa: E402,F401  (one definition, shared with the reference)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -19,6 +19,11 @@ from ..config import ConfigError, SimConfig
 from ..stats import Stats
 from .core import ReferenceError_
 
+
+def slot_checksum(slots) -> int:
+    """Identity of a slot array in the event log: sum of (thread + 1) * (slot + 1)."""
+    return int(sum((int(t) + 1) * (s + 1) for s, t in enumerate(slots) if t >= 0))
+
 HOLE = -1
 
 
@@ -147,8 +152,9 @@ class FormationCore:
         s.occupancy_hist[active] += 1
         s.quarter_hist[quarters_of(w.slots, self.sw, self.n_q)] += 1
         if self.events is not None:
+            # the slot array is reported by its checksum, as the numba kernel reports it
             self.events.append(dict(kind="issue", cycle=now, warp=w.id, pc=(w.blk, w.off), mask=w.mask(),
-                                    slots=list(w.slots)))
+                                    checksum=slot_checksum(w.slots)))
         instr = self.block_start[w.blk] + w.off
         latency = self.last_latency = self.lat[self.op_class[instr]]
         if self.dst[instr] >= 0:
