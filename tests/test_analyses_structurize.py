@@ -254,6 +254,7 @@ def run_path(g, orig_succs, path):
     out = [g.origin[b]]
     for i in range(len(path) - 1):
         k = orig_succs[path[i]].index(path[i + 1])
+        flags.update(g.post_sets[b] or {})  # Cut flags written at the end of a one-exit block
         b = g.succs[b][k]
         while g.synth[b] is not None:
             kind = g.synth[b][0]

@@ -49,7 +49,9 @@ class FlowGraph:
     ``origin[b]`` is the original block a block copies (itself for originals, ``-1`` for blocks the
     Cut inserts); ``synth[b]`` describes an inserted block: ``("set", {flag: bool})`` (one
     successor), ``("test", flag)`` (successors [taken when flag is true, otherwise]) or ``("ret",)``.
-    ``size[b]`` is its instruction count.
+    ``post_sets[b]`` (``{flag: bool}`` or None) are Cut flag writes appended to an existing block
+    that has a single successor, instead of a stub block on its edge. ``size[b]`` is the block's
+    instruction count.
     """
 
     succs: list
@@ -59,6 +61,7 @@ class FlowGraph:
     synth: list = field(default_factory=list)
     size: list = field(default_factory=list)
     n_flags: int = 0
+    post_sets: list = field(default_factory=list)
     live: list = field(default_factory=list)  # reachable blocks, set after structurizing
 
     def __post_init__(self):
@@ -70,6 +73,8 @@ class FlowGraph:
             self.synth = [None] * n
         if not self.size:
             self.size = [0 if b == self.exit else 1 for b in range(n)]
+        if not self.post_sets:
+            self.post_sets = [None] * n
 
     @classmethod
     def from_edges(cls, n: int, edges: Sequence, entry: int = 0, exit: Optional[int] = None, size=None):
@@ -82,11 +87,12 @@ class FlowGraph:
     def n(self) -> int:
         return len(self.succs)
 
-    def add_block(self, succs, origin=-1, synth=None, size=1) -> int:
+    def add_block(self, succs, origin=-1, synth=None, size=1, post_sets=None) -> int:
         self.succs.append(list(succs))
         self.origin.append(origin)
         self.synth.append(synth)
         self.size.append(size)
+        self.post_sets.append(dict(post_sets) if post_sets else None)
         return len(self.succs) - 1
 
     def code_size(self) -> int:
@@ -135,7 +141,7 @@ def _copy_blocks(g: FlowGraph, blocks: Sequence[int]) -> dict:
     """Duplicate ``blocks``; edges between them go to the copies, others keep their targets."""
     mapping = {}
     for b in blocks:
-        mapping[b] = g.add_block([], g.origin[b], g.synth[b], g.size[b])
+        mapping[b] = g.add_block([], g.origin[b], g.synth[b], g.size[b], g.post_sets[b])
     for b in blocks:
         g.succs[mapping[b]] = [mapping.get(s, s) for s in g.succs[b]]
     return mapping
@@ -213,17 +219,24 @@ def cut(g: FlowGraph, ag: ct.AbstractGraph, comp: Sequence, header) -> list:
         new.append(nxt)
     latch = g.add_block([nxt, h], synth=("test", exit_flag), size=2)
     new.append(latch)
-    for b, k in back_edges:
-        stub = g.add_block([latch], synth=("set", {exit_flag: False}), size=2)
+    def set_on_edge(b, k, flags):
+        if len(g.succs[b]) == 1 and g.synth[b] is None:
+            # the block leaves only through this edge: write the flags at its end, no stub needed
+            g.post_sets[b] = {**(g.post_sets[b] or {}), **flags}
+            g.size[b] += len(flags)
+            g.succs[b][k] = latch
+            return
+        stub = g.add_block([latch], synth=("set", flags), size=len(flags) + 1)
         g.succs[b][k] = stub
         new.append(stub)
+
+    for b, k in back_edges:
+        set_on_edge(b, k, {exit_flag: False})
     for b, k, s in exit_edges:
         i = targets.index(s)
         flags = {exit_flag: True}
         flags.update({f: (j == i) for j, f in enumerate(target_flags)})
-        stub = g.add_block([latch], synth=("set", flags), size=len(flags) + 1)
-        g.succs[b][k] = stub
-        new.append(stub)
+        set_on_edge(b, k, flags)
     return new
 
 
@@ -465,14 +478,17 @@ def _emit_function(func: Function, g: FlowGraph, bodies, terms, orig_labels) -> 
             else:
                 out.append(_ins("bra", (Label(labels[t]),), pred, negated))
 
+        def set_flags(flags):
+            for f, value in flags.items():
+                # `1 != 0` is true, `1 == 0` false: a predicate constant ptxas folds
+                out.append(_ins(f"setp.{'ne' if value else 'eq'}.u32", (flag(f), Imm(1, "1"), Imm(0, "0")),
+                                op_class=OpClass.ALU))
+
         o = g.origin[b]
         if o < 0:
             kind = g.synth[b][0]
             if kind == "set":
-                for f, value in g.synth[b][1].items():
-                    # `1 != 0` is true, `1 == 0` false: a predicate constant ptxas folds
-                    out.append(_ins(f"setp.{'ne' if value else 'eq'}.u32", (flag(f), Imm(1, "1"), Imm(0, "0")),
-                                    op_class=OpClass.ALU))
+                set_flags(g.synth[b][1])
                 goto(ss[0])
             elif kind == "test":
                 cond(flag(g.synth[b][1]), False, ss[0])
@@ -484,6 +500,8 @@ def _emit_function(func: Function, g: FlowGraph, bodies, terms, orig_labels) -> 
             if id(ins) in pragmas_by_obj:
                 new_pragmas += [(len(out), t) for t in pragmas_by_obj[id(ins)]]
             out.append(ins)
+        if g.post_sets[b]:
+            set_flags(g.post_sets[b])
         term = terms[o]
         if term.kind == "fall":
             goto(ss[0])
