@@ -363,14 +363,16 @@ def _simulate(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, n_regs, K, poli
     wready = np.zeros(n_slots, np.int64)
 
     _run(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, policy, max_cycles, no_progress, block_start, succ_ptr,
-         succ_idx, ipdom, has_bar, prio, op_class, dst_reg, src_reg, lat, path_ptr, path, exit_b, syncwarp, ev, occ_hist,
-         q_hist, g, wpc, WS, n_slots, n_q, qmask, occ, st, rt, winfo, sb, ran_ep, ran_m, pos, cta_live, cta_arr, simd_free, rr, last, sm_next, sm_res, order, order_n, nxt, gblk, gmask, cand, wready)
+         succ_idx, ipdom, has_bar, prio, op_class, dst_reg, src_reg, lat, path_ptr, path, exit_b, syncwarp, ev,
+         occ_hist, q_hist, g, wpc, WS, n_slots, n_q, qmask, occ, st, rt, winfo, sb, ran_ep, ran_m, pos, cta_live,
+         cta_arr, simd_free, rr, last, sm_next, sm_res, order, order_n, nxt, gblk, gmask, cand, wready)
 
 
 @helper
 def _run(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, policy, max_cycles, no_progress, block_start, succ_ptr,
-         succ_idx, ipdom, has_bar, prio, op_class, dst_reg, src_reg, lat, path_ptr, path, exit_b, syncwarp, ev, occ_hist,
-         q_hist, g, wpc, WS, n_slots, n_q, qmask, occ, st, rt, winfo, sb, ran_ep, ran_m, pos, cta_live, cta_arr, simd_free, rr, last, sm_next, sm_res, order, order_n, nxt, gblk, gmask, cand, wready):
+         succ_idx, ipdom, has_bar, prio, op_class, dst_reg, src_reg, lat, path_ptr, path, exit_b, syncwarp, ev,
+         occ_hist, q_hist, g, wpc, WS, n_slots, n_q, qmask, occ, st, rt, winfo, sb, ran_ep, ran_m, pos, cta_live,
+         cta_arr, simd_free, rr, last, sm_next, sm_res, order, order_n, nxt, gblk, gmask, cand, wready):
     """The cycle loop (NRT-free: it never allocates, so its many helper calls cost no refcounting)."""
     # ---- CTA dispatch: fill every SM up to its CTA limit, in CTA order --------------------------
     next_cta = 0
@@ -432,7 +434,12 @@ def _run(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, policy, max_cycles, 
                         if wready[w] < nt:
                             nt = wready[w]
                         continue
-                    nc = schedulable(mech, st, rt, winfo, w, prio, cand)
+                    if winfo[w, W_STN] == 1:
+                        # one unit: it is schedulable under every mechanism (the common converged case)
+                        cand[0] = 0
+                        nc = 1
+                    else:
+                        nc = schedulable(mech, st, rt, winfo, w, prio, cand)
                     ci = 0
                     w_t = INF
                     while ci < nc:
@@ -443,7 +450,14 @@ def _run(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, policy, max_cycles, 
                         b = st[w, i, S_BLK]
                         instr = block_start[b] + st[w, i, S_OFF]
                         mask = st[w, i, S_MASK]
-                        t = sb_ready(sb, w, src_reg, instr, mask)
+                        # operands ready? (sb_ready, inlined: this runs for every candidate)
+                        t = 0
+                        for j in range(3):
+                            r = src_reg[instr, j]
+                            if r >= 0:
+                                for kk in range(sb.shape[2]):
+                                    if sb[w, r, kk, SB_MASK] & mask and sb[w, r, kk, SB_TIME] > t:
+                                        t = sb[w, r, kk, SB_TIME]
                         if st[w, i, S_T] > t:
                             t = st[w, i, S_T]
                         if t > now:
@@ -454,10 +468,62 @@ def _run(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, policy, max_cycles, 
                             continue
                         # ---- issue unit i of warp w -------------------------------------------
                         stn_before = winfo[w, W_STN]
-                        err = _issue(mech, st, rt, winfo, sb, w, i, now, W, sw, n_q, qmask, occ, instr, b,
-                                     block_start, op_class, dst_reg, lat, has_bar, pos, path, succ_ptr, succ_idx,
-                                     ipdom, exit_b, prio, cta_live, cta_arr, wpc, WS, nxt, gblk, gmask, ran_ep,
-                                     ran_m, occ_hist, q_hist, g, ev, wready)
+                        mask = st[w, i, S_MASK]
+                        active = popcount(mask)
+                        off = st[w, i, S_OFF]
+                        g[G_WARP_INSTS] += 1
+                        g[G_THREAD_INSTS] += active
+                        occ_hist[active] += 1
+                        quarters = 0
+                        for q in range(n_q):
+                            if (mask >> (q * sw)) & qmask:
+                                quarters += 1
+                        q_hist[quarters] += 1
+                        if ev.shape[0] > 0:
+                            emit(ev, g, EV_ISSUE, now, winfo[w, W_GID], b, off, mask, 0, 0, 0, 0, 0)
+
+                        # expanded_insts: a unit entering a block that other threads of its (still diverged)
+                        # warp already ran since the warp was last fully converged, and that none of its own
+                        # threads ran in that time (a second copy of the same block instance, not a later loop
+                        # iteration), re-executes that block: code expansion, as structurizer copies would.
+                        if mech != MIMD:
+                            if off == 0:
+                                if mask == winfo[w, W_LIVE]:
+                                    winfo[w, W_EPOCH] = g[G_EPOCH]  # fully converged: a new epoch starts
+                                    g[G_EPOCH] += 1
+                                    st[w, i, S_EXP] = 0
+                                elif ran_ep[w, b] == winfo[w, W_EPOCH] and (ran_m[w, b] & ~mask) != 0 \
+                                        and (ran_m[w, b] & mask) == 0:
+                                    st[w, i, S_EXP] = 1
+                                else:
+                                    st[w, i, S_EXP] = 0
+                                if ran_ep[w, b] != winfo[w, W_EPOCH]:
+                                    ran_ep[w, b] = winfo[w, W_EPOCH]
+                                    ran_m[w, b] = mask
+                                else:
+                                    ran_m[w, b] |= mask
+                            if st[w, i, S_EXP]:
+                                g[G_EXPANDED] += 1
+
+                        latency = lat[op_class[instr]]
+                        r = dst_reg[instr]
+                        if r >= 0:
+                            sb_write(sb, w, r, mask, now + latency, now)
+                        done_t = now + (latency if latency > occ else occ)
+                        if done_t > g[G_CYCLES]:
+                            g[G_CYCLES] = done_t
+                        st[w, i, S_T] = now + 1  # a unit issues at most once per cycle
+
+                        size = block_start[b + 1] - block_start[b]
+                        err = 0
+                        if off + 1 < size:
+                            st[w, i, S_OFF] = off + 1
+                            if mech == MP_OER and st[w, i, S_RPCB] == b and st[w, i, S_RPCO] == off + 1:
+                                err = _early_arrival(mech, st, rt, winfo, w, now, g, ev)
+                        else:
+                            err = _block_end(mech, st, rt, winfo, w, i, now, b, active, has_bar, pos, path, succ_ptr,
+                                             succ_idx, ipdom, exit_b, prio, cta_live, cta_arr, wpc, WS, nxt, gblk,
+                                             gmask, g, ev, wready)
                         if err:
                             return
                         issued_k = True
@@ -612,66 +678,22 @@ def _dispatch(mech, sm, c, cta, now, W, wpc, WS, tpc, path_ptr, path, exit_b, st
 
 
 @helper
-def _issue(mech, st, rt, winfo, sb, w, i, now, W, sw, n_q, qmask, occ, instr, b, block_start, op_class, dst_reg,
-           lat, has_bar, pos, path, succ_ptr, succ_idx, ipdom, exit_b, prio, cta_live, cta_arr, wpc, WS, nxt, gblk,
-           gmask, ran_ep, ran_m, occ_hist, q_hist, g, ev, wready):
-    mask = st[w, i, S_MASK]
-    active = popcount(mask)
-    off = st[w, i, S_OFF]
-    g[G_WARP_INSTS] += 1
-    g[G_THREAD_INSTS] += active
-    occ_hist[active] += 1
-    quarters = 0
-    for q in range(n_q):
-        if (mask >> (q * sw)) & qmask:
-            quarters += 1
-    q_hist[quarters] += 1
+def _early_arrival(mech, st, rt, winfo, w, now, g, ev):
+    """mp-oer: the trailing split reached the early reconvergence point inside its block."""
+    if m_mp.settle(st, rt, winfo, w, now) < 0:
+        g[G_ERR] = ERR_TABLE_OVERFLOW
+        g[G_ERR_CYCLE] = now
+        return ERR_TABLE_OVERFLOW
+    track_tables(mech, st, rt, winfo, w, g)
     if ev.shape[0] > 0:
-        emit(ev, g, EV_ISSUE, now, winfo[w, W_GID], b, off, mask, 0, 0, 0, 0, 0)
+        emit_tables(ev, g, now, st, rt, winfo, w)
+    return 0
 
-    # expanded_insts: a unit entering a block that other threads of its (still diverged) warp already
-    # ran since the warp was last fully converged, and that none of its own threads ran in that time
-    # (so it is a second copy of the same block instance, not a later loop iteration), re-executes
-    # that block: code expansion, as a structurizer's duplicated blocks would.
-    if mech != MIMD:
-        if off == 0:
-            if mask == winfo[w, W_LIVE]:
-                winfo[w, W_EPOCH] = g[G_EPOCH]  # fully converged: a new epoch starts
-                g[G_EPOCH] += 1
-                st[w, i, S_EXP] = 0
-            elif ran_ep[w, b] == winfo[w, W_EPOCH] and (ran_m[w, b] & ~mask) != 0 and (ran_m[w, b] & mask) == 0:
-                st[w, i, S_EXP] = 1
-            else:
-                st[w, i, S_EXP] = 0
-            if ran_ep[w, b] != winfo[w, W_EPOCH]:
-                ran_ep[w, b] = winfo[w, W_EPOCH]
-                ran_m[w, b] = mask
-            else:
-                ran_m[w, b] |= mask
-        if st[w, i, S_EXP]:
-            g[G_EXPANDED] += 1
 
-    latency = lat[op_class[instr]]
-    r = dst_reg[instr]
-    if r >= 0:
-        sb_write(sb, w, r, mask, now + latency, now)
-    done_t = now + (latency if latency > occ else occ)
-    if done_t > g[G_CYCLES]:
-        g[G_CYCLES] = done_t
-    st[w, i, S_T] = now + 1  # a unit issues at most once per cycle
-
-    size = block_start[b + 1] - block_start[b]
-    if off + 1 < size:
-        st[w, i, S_OFF] = off + 1
-        if mech == MP_OER and st[w, i, S_RPCB] == b and st[w, i, S_RPCO] == off + 1:
-            # the trailing split reached the early reconvergence point inside the block
-            if m_mp.settle(st, rt, winfo, w, now) < 0:
-                g[G_ERR] = ERR_TABLE_OVERFLOW
-                return ERR_TABLE_OVERFLOW
-            track_tables(mech, st, rt, winfo, w, g)
-            if ev.shape[0] > 0:
-                emit_tables(ev, g, now, st, rt, winfo, w)
-        return 0
+@helper
+def _block_end(mech, st, rt, winfo, w, i, now, b, active, has_bar, pos, path, succ_ptr, succ_idx, ipdom, exit_b, prio,
+               cta_live, cta_arr, wpc, WS, nxt, gblk, gmask, g, ev, wready):
+    """Unit ``i`` issued the last instruction of block ``b``: barrier arrival or block-end move."""
     cta = winfo[w, W_CTA]
     if has_bar[b]:
         # bar.sync ends its block: the unit waits until every live thread of the CTA arrives
@@ -683,9 +705,10 @@ def _issue(mech, st, rt, winfo, sb, w, i, now, W, sw, n_q, qmask, occ, instr, b,
                       nxt, gblk, gmask, g, ev)
         if err:
             return err
+    if cta_arr[cta] == 0 or cta_arr[cta] != cta_live[cta]:
+        return 0  # no barrier to release
     w0 = (w // WS) * WS + winfo[w, W_CTASLOT] * wpc
-    if cta_arr[cta] > 0 and cta_arr[cta] == cta_live[cta]:
-        for w2 in range(w0, w0 + wpc):
-            wready[w2] = 0  # released units become schedulable: recompute these warps
+    for w2 in range(w0, w0 + wpc):
+        wready[w2] = 0  # released units become schedulable: recompute these warps
     return release_barrier(mech, cta, now, st, rt, winfo, w0, wpc, pos, path, succ_ptr, succ_idx, ipdom, exit_b,
                            prio, cta_live, cta_arr, nxt, gblk, gmask, g, ev)
