@@ -16,9 +16,11 @@ SIGINT/SIGTERM stop the run keeping every finished point (only points in flight 
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import signal
+import sys
 import time
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -66,6 +68,29 @@ def _pool_context():
     # (cached) kernels already loaded instead of importing them again.
     ctx.set_forkserver_preload(["simt_fast.sweep.worker", "simt_fast.sweep.warm"])
     return ctx
+
+
+@contextlib.contextmanager
+def _main_not_reimported(simulate: str):
+    """Start pool workers without re-running the user's script in each of them.
+
+    forkserver/spawn children normally re-import ``__main__`` (so a script calling ``run_sweep``
+    without an ``if __name__ == "__main__"`` guard would start a sweep in every worker). Workers
+    only need importable names (``simt_fast...``, ``module:function``), so ``__main__``'s file and
+    spec are hidden while processes start, unless the simulate function lives in ``__main__``.
+    """
+    main = sys.modules.get("__main__")
+    if main is None or simulate.split(":", 1)[0] == "__main__":
+        yield
+        return
+    saved = {k: main.__dict__[k] for k in ("__file__", "__spec__") if k in main.__dict__}
+    try:
+        main.__dict__.pop("__file__", None)
+        if "__spec__" in saved:
+            main.__spec__ = None
+        yield
+    finally:
+        main.__dict__.update(saved)
 
 
 class _Progress:
@@ -186,7 +211,8 @@ def _run_pool(todo: list, jobs: int, simulate: str, store, outcome: SweepOutcome
                 p = next(queue, None)
                 if p is None:
                     return
-                pending[pool.submit(worker.run_point, p.trace_path, p.config_dict(), simulate)] = p
+                with _main_not_reimported(simulate):  # submit() is where the pool starts workers
+                    pending[pool.submit(worker.run_point, p.trace_path, p.config_dict(), simulate)] = p
 
         refill()
         while pending:
