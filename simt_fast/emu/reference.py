@@ -1,0 +1,222 @@
+"""Plain-Python reference model of the interpreter loop (:func:`simt_fast.emu.machine.run`).
+
+It shares the decoded program and the per-thread ALU semantics (:func:`simt_fast.emu.alu.alu`,
+tested on its own against Python integers and exact rationals), but nothing else: it runs each
+thread **alone** until it exits or reaches a barrier (no warps, no lock step), resolves addresses
+with its own code, and builds paths directly. For race-free kernels without warp-level
+instructions the per-thread paths, the instruction count and the memory contents must equal the
+numba interpreter's (tests/test_emu_reference.py) -- which checks the claim of docs/emu.md that
+per-thread control flow does not depend on the scheduling order.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import decode as D
+from .alu import alu
+from .launch import EmuError, Kernel, _dim3, _Memory, _check_args
+
+_WINDOWS = {1: D.S_SHARED, 2: D.S_LOCAL, 3: D.S_CONST, 4: D.S_PARAM}
+
+
+def _resolve(mem: _Memory, space: int, addr: int, size: int, t: int) -> int:
+    """Byte offset of an access in the flat memory, or raise EmuError."""
+    if space == D.S_GENERIC:
+        w = addr >> D.WINDOW_SHIFT
+        if w == 0:
+            space = D.S_GLOBAL
+        elif w in _WINDOWS:
+            space = _WINDOWS[w]
+            addr -= D.WINDOW[space]
+        else:
+            raise EmuError(f"reference: generic address {addr:#x} is in no state space")
+    if addr % size:
+        raise EmuError(f"reference: misaligned {size}-byte access at {addr:#x}")
+    if space == D.S_GLOBAL:
+        for lo, hi, off in zip(mem.gbuf_lo.tolist(), mem.gbuf_hi.tolist(), mem.gbuf_off.tolist()):
+            if lo <= addr and addr + size <= hi:
+                return off + addr - lo
+        raise EmuError(f"reference: global access at {addr:#x} outside every buffer")
+    base, limit = {
+        D.S_SHARED: (mem.shared_off, mem.shared_size),
+        D.S_LOCAL: (mem.local_off + t * mem.local_size, mem.local_size),
+        D.S_CONST: (mem.const_off, int(mem.rgn[1])),
+        D.S_PARAM: (mem.param_off, int(mem.rgn[3])),
+    }[space]
+    if addr + size > limit:
+        raise EmuError(f"reference: access at {addr:#x} beyond its {limit}-byte state space")
+    return base + addr
+
+
+def _load(buf: np.ndarray, off: int, size: int) -> int:
+    return int.from_bytes(buf[off : off + size].tobytes(), "little")
+
+
+def _store(buf: np.ndarray, off: int, size: int, value: int) -> None:
+    buf[off : off + size] = np.frombuffer((value & ((1 << (8 * size)) - 1)).to_bytes(size, "little"), np.uint8)
+
+
+def _sregs(t: int, cta: int, grid, block) -> dict:
+    bx, by, _ = block
+    gx, gy, _ = grid
+    lane = t % 32
+    bit = 1 << lane
+    vals = {
+        ("%tid", "x"): t % bx, ("%tid", "y"): (t // bx) % by, ("%tid", "z"): t // (bx * by),
+        ("%ntid", "x"): block[0], ("%ntid", "y"): block[1], ("%ntid", "z"): block[2],
+        ("%ctaid", "x"): cta % gx, ("%ctaid", "y"): (cta // gx) % gy, ("%ctaid", "z"): cta // (gx * gy),
+        ("%nctaid", "x"): grid[0], ("%nctaid", "y"): grid[1], ("%nctaid", "z"): grid[2],
+        ("%laneid", None): lane, ("%warpid", None): t // 32, ("%nwarpid", None): (bx * by * block[2] + 31) // 32,
+        ("%lanemask_eq", None): bit, ("%lanemask_le", None): (bit << 1) - 1, ("%lanemask_lt", None): bit - 1,
+        ("%lanemask_ge", None): (~(bit - 1)) & 0xFFFFFFFF, ("%lanemask_gt", None): (~((bit << 1) - 1)) & 0xFFFFFFFF,
+        ("%smid", None): 0, ("%nsmid", None): 1,
+    }
+    return {D.SREG_ID[k]: v for k, v in vals.items()}
+
+
+def run_reference(kern: Kernel, grid, block, args, shared_bytes: int = 0, max_insts: int = 10**8):
+    """Run the kernel thread by thread; returns (list of per-thread block paths, thread_insts).
+
+    Array arguments are updated in place, as with :func:`simt_fast.emu.launch`.
+    """
+    grid3, block3 = _dim3("grid", grid), _dim3("block", block)
+    args = list(args)
+    _check_args(kern.func, args)
+    T = block3[0] * block3[1] * block3[2]
+    prog = kern.program
+    n = prog.n_instrs
+    mem = _Memory(kern, args, T, shared_bytes)
+    buf = mem.mem
+    block_of = kern.block_of.tolist()
+    leader = kern.is_leader.tolist()
+    paths = []
+    insts = 0
+    cc = prog.n_regs
+    for cta in range(grid3[0] * grid3[1] * grid3[2]):
+        buf[mem.shared_off : mem.shared_off + mem.shared_size] = 0
+        buf[mem.local_off : mem.local_off + T * mem.local_size] = 0
+        regs = [[0] * (prog.n_regs + 1) for _ in range(T)]
+        pcs = [0] * T
+        done = [False] * T
+        cta_paths = [[block_of[0]] for _ in range(T)]
+        sregs = [_sregs(t, cta, grid3, block3) for t in range(T)]
+        while not all(done):
+            waiting = 0
+            for t in range(T):
+                if done[t]:
+                    continue
+                r = regs[t]
+
+                def rd(i, j):
+                    k = int(prog.okind[i, j])
+                    v = int(prog.oval[i, j])
+                    if k == D.K_REG:
+                        return r[v]
+                    if k == D.K_SREG:
+                        return sregs[t].get(v, 0)
+                    return v if k == D.K_IMM else 0
+
+                def wr(i, j, value):
+                    if int(prog.okind[i, j]) == D.K_REG:
+                        r[int(prog.oval[i, j])] = int(value) & 0xFFFFFFFFFFFFFFFF
+
+                while True:
+                    i = pcs[t]
+                    o = int(prog.op[i])
+                    insts += 1
+                    if insts > max_insts:
+                        raise EmuError("reference: max_insts exceeded")
+                    gp = int(prog.gpred[i])
+                    active = gp < 0 or ((r[gp] & 1) != int(prog.gneg[i]))
+                    npc = i + 1
+                    stop = False
+                    if o in (D.OP_BRA, D.OP_BRX, D.OP_EXIT):
+                        if active:
+                            if o == D.OP_BRA:
+                                npc = int(prog.target[i])
+                            elif o == D.OP_EXIT:
+                                npc = n
+                            else:
+                                idx = rd(i, 1) & 0xFFFFFFFF
+                                lo, hi = int(prog.jt_ptr[i]), int(prog.jt_ptr[i + 1])
+                                if idx >= hi - lo:
+                                    raise EmuError("reference: brx.idx index out of range")
+                                npc = int(prog.jt_idx[lo + idx])
+                        stop = True
+                    elif o == D.OP_BAR:
+                        stop = True
+                    elif o in (D.OP_SHFL, D.OP_VOTE, D.OP_ACTIVEMASK):
+                        raise EmuError("reference: warp-level instructions need the lock-step interpreter")
+                    elif o == D.OP_TRAP:
+                        if active:
+                            raise EmuError("reference: trap")
+                    elif not active or o == D.OP_NOP:
+                        pass
+                    elif o in (D.OP_LD, D.OP_ST, D.OP_ATOM):
+                        ty = int(prog.ty[i])
+                        sz = ty & 0xF
+                        k0 = int(prog.okind[i, 0])
+                        base = (r[int(prog.oval[i, 0])] + int(prog.ooff[i, 0])) if k0 == D.K_ADDR else int(prog.oval[i, 0])
+                        base &= 0xFFFFFFFFFFFFFFFF
+                        for j in range(int(prog.vec[i])):
+                            off = _resolve(mem, int(prog.space[i]), base + j * sz, sz, t)
+                            if o == D.OP_LD:
+                                v = _load(buf, off, sz)
+                                if ty >> 4 == D.KIND_S and v >> (8 * sz - 1):
+                                    v -= 1 << (8 * sz)
+                                wr(i, 1 + j, v)
+                            elif o == D.OP_ST:
+                                _store(buf, off, sz, rd(i, 1 + j))
+                            else:
+                                from .machine import atom_apply
+
+                                old = _load(buf, off, sz)
+                                new = atom_apply(int(prog.sub[i]), ty, np.uint64(old), np.uint64(rd(i, 2)), np.uint64(rd(i, 3)))
+                                _store(buf, off, sz, int(new))
+                                if ty >> 4 == D.KIND_S and old >> (8 * sz - 1):
+                                    old -= 1 << (8 * sz)
+                                wr(i, 1, old)
+                    elif o == D.OP_CVTA:
+                        win = D.WINDOW.get(int(prog.space[i]), 0)
+                        v = rd(i, 1) - win if int(prog.sub[i]) == 1 else rd(i, 1) + win
+                        wr(i, 0, v & ((1 << (8 * (int(prog.ty[i]) & 0xF))) - 1))
+                    elif o == D.OP_PACK:
+                        esz = 8 * int(prog.ty2[i])
+                        v = 0
+                        for j in range(int(prog.vec[i])):
+                            v |= (rd(i, 1 + j) & ((1 << esz) - 1)) << (esz * j)
+                        wr(i, 0, v)
+                    elif o == D.OP_UNPACK:
+                        esz = 8 * int(prog.ty2[i])
+                        v = rd(i, 0)
+                        for j in range(int(prog.vec[i])):
+                            wr(i, 1 + j, (v >> (esz * j)) & ((1 << esz) - 1))
+                    else:
+                        a, b, c, d = (np.uint64(rd(i, j)) for j in (1, 2, 3, 4))
+                        args5 = (o, int(prog.ty[i]), int(prog.ty2[i]), int(prog.md[i]), int(prog.sub[i]))
+                        if o == D.OP_SETP:
+                            res, aux = alu(*args5, b, c, d, np.uint64(0), np.uint64(0))
+                            wr(i, 0, res)
+                            wr(i, 1, aux)
+                        else:
+                            res, aux = alu(*args5, a, b, c, d, np.uint64(r[cc]))
+                            wr(i, 0, res)
+                            if int(prog.md[i]) & D.M_CC:
+                                r[cc] = int(aux)
+                    pcs[t] = npc
+                    if npc >= n:
+                        done[t] = True
+                    if leader[npc]:
+                        cta_paths[t].append(block_of[npc])
+                    if done[t] or (o == D.OP_BAR and active):
+                        break
+                    if stop and leader[npc]:
+                        continue
+                if not done[t]:
+                    waiting += 1
+            if waiting and any(done):
+                raise EmuError("reference: barrier not reached by exited threads")
+        paths.extend(cta_paths)
+    mem.copy_back(args)
+    return paths, insts
