@@ -36,17 +36,18 @@ def main():
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
     print(f"{'workload':14s} {'br':>4s} {'cut':>4s} {'fwd':>4s} {'bwd':>4s} {'old':>6s} {'new':>6s} {'exp%':>7s} "
-          f"{'struct ms':>9s} {'conv ms':>8s} {'instr/s (conv)':>15s}")
+          f"{'new(pred)':>9s} {'struct ms':>9s} {'conv ms':>8s} {'instr/s (conv)':>15s}")
     for name in workloads.names():
         w = workloads.get(name)
         module = parse_ptx(w.ptx_path)
         k = module.find_kernel(w.kernel)
         t_struct, (new, s) = best_of(lambda: structurize(module), args.repeat)
         t_conv, conv = best_of(lambda: analyze_convergence(k, build_cfg(k)), args.repeat)
+        _, s_pred = structurize(module, predicated_flags=True)
         n = len(k.instructions)
         print(f"{name:14s} {s.branch_instructions:4d} {s.cuts:4d} {s.forward_copies:4d} {s.backward_copies:4d} "
-              f"{s.old_code_size:6d} {s.new_code_size:6d} {s.static_expansion_pct:7.2f} {t_struct * 1e3:9.2f} "
-              f"{t_conv * 1e3:8.2f} {n / t_conv:15,.0f}")
+              f"{s.old_code_size:6d} {s.new_code_size:6d} {s.static_expansion_pct:7.2f} {s_pred.new_code_size:9d} "
+              f"{t_struct * 1e3:9.2f} {t_conv * 1e3:8.2f} {n / t_conv:15,.0f}")
         if args.dynamic and s.cuts + s.forward_copies + s.backward_copies:
             from simt_fast.emu import launch
             from simt_fast.sim import simulate

@@ -254,7 +254,7 @@ def run_path(g, orig_succs, path):
     out = [g.origin[b]]
     for i in range(len(path) - 1):
         k = orig_succs[path[i]].index(path[i + 1])
-        flags.update(g.post_sets[b] or {})  # Cut flags written at the end of a one-exit block
+        flags.update((g.edge_sets[b] or {}).get(k, {}))  # Cut flags the branching block writes
         b = g.succs[b][k]
         while g.synth[b] is not None:
             kind = g.synth[b][0]
@@ -270,12 +270,12 @@ def run_path(g, orig_succs, path):
 
 
 @settings(max_examples=150, deadline=None)
-@given(random_cfgs(), st.randoms(use_true_random=False))
-def test_structurizer_terminates_structured_and_preserves_paths(g, rnd):
+@given(random_cfgs(), st.randoms(use_true_random=False), st.booleans())
+def test_structurizer_terminates_structured_and_preserves_paths(g, rnd, predicated):
     orig = [list(s) for s in g.succs]
     before = g.control_tree()
     try:
-        g2, s = structurize(FlowGraph([list(x) for x in orig], 0, g.exit), max_blocks=600)
+        g2, s = structurize(FlowGraph([list(x) for x in orig], 0, g.exit), max_blocks=600, predicated_flags=predicated)
     except StructurizeError as e:
         # Forward Copy is exponential in the worst case (seed 002 §3); the limit turns a blow-up
         # into a clear error. About 1 in 1000 of these dense random graphs needs more blocks.

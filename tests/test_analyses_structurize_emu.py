@@ -10,10 +10,11 @@ from simt_fast.ir.ptx_printer import print_module
 from simt_fast.ir.structurize import structurize
 
 
-@pytest.mark.parametrize("name", ["shortcircuit", "inlinedreturn", "statemachine", "raytrace"])
-def test_structurized_workload_matches_reference(name):
+@pytest.mark.parametrize("predicated", [False, True], ids=["stubs", "predicated"])
+@pytest.mark.parametrize("name", ["shortcircuit", "inlinedreturn", "statemachine", "raytrace", "multientry"])
+def test_structurized_workload_matches_reference(name, predicated):
     w = workloads.get(name)
-    module, stats = structurize(parse_ptx(w.ptx_path))
+    module, stats = structurize(parse_ptx(w.ptx_path), predicated_flags=predicated)
     assert stats.cuts + stats.forward_copies > 0  # these workloads are unstructured
     spec = w.launch_spec(size="tiny", seed=0)
     run = launch(print_module(module), w.kernel, spec.grid, spec.block, spec.args, spec.shared_bytes, trace=True)

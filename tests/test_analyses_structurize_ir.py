@@ -100,9 +100,10 @@ def test_every_function_becomes_structured_with_the_planned_edges(path):
 
 
 @pytest.mark.skipif(not HAVE_PTXAS, reason="ptxas (CUDA toolkit) is not installed on this machine")
-@pytest.mark.parametrize("name", ["shortcircuit", "inlinedreturn", "statemachine", "raytrace", "mummer", "earlyexit"])
-def test_ptxas_accepts_structured_workloads(name, tmp_path):
-    m2, _ = structurize(parse_ptx(WORKLOADS / f"{name}.ptx"))
+@pytest.mark.parametrize("predicated", [False, True], ids=["stubs", "predicated"])
+@pytest.mark.parametrize("name", ["shortcircuit", "inlinedreturn", "statemachine", "raytrace", "mummer", "earlyexit", "multientry"])
+def test_ptxas_accepts_structured_workloads(name, predicated, tmp_path):
+    m2, _ = structurize(parse_ptx(WORKLOADS / f"{name}.ptx"), predicated_flags=predicated)
     out = tmp_path / "s.ptx"
     out.write_text(print_module(m2))
     r = subprocess.run(["ptxas", "-arch=sm_75", str(out), "-o", str(tmp_path / "s.cubin")], capture_output=True, text=True)

@@ -100,6 +100,7 @@ def register(app: typer.Typer) -> None:
         output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the structured PTX here (default: stdout unless --json)."),
         as_json: bool = typer.Option(False, "--json", help="Print the transformation statistics as JSON."),
         max_blocks: int = typer.Option(100_000, "--max-blocks", help="Stop if Forward Copy grows a function beyond this many blocks."),
+        predicated_flags: bool = typer.Option(False, "--predicated-flags", help="Cut writes its flags with predicated setp in the branching block (smaller code) instead of stub blocks (fewer dynamic instructions)."),
     ):
         """Transform unstructured control flow into structured control flow (seed 002: Cut, Backward
         Copy, Forward Copy) and report Table 2's statistics per function."""
@@ -108,7 +109,7 @@ def register(app: typer.Typer) -> None:
 
         with user_errors(StructurizeError):
             module = _load(ptx_file)
-            new, total = structurize(module, max_blocks=max_blocks)
+            new, total = structurize(module, max_blocks=max_blocks, predicated_flags=predicated_flags)
             text = print_module(new)
         if output is not None:
             output.write_text(text)

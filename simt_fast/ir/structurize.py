@@ -49,9 +49,10 @@ class FlowGraph:
     ``origin[b]`` is the original block a block copies (itself for originals, ``-1`` for blocks the
     Cut inserts); ``synth[b]`` describes an inserted block: ``("set", {flag: bool})`` (one
     successor), ``("test", flag)`` (successors [taken when flag is true, otherwise]) or ``("ret",)``.
-    ``post_sets[b]`` (``{flag: bool}`` or None) are Cut flag writes appended to an existing block
-    that has a single successor, instead of a stub block on its edge. ``size[b]`` is the block's
-    instruction count.
+    ``edge_sets[b]`` (``{slot: {flag: bool}}`` or None) are Cut flag writes done by an existing
+    block when it leaves through successor slot ``slot`` (predicated like its branch), instead of a
+    stub block on that edge; blocks whose original is in ``stub_only`` (``brx.idx``) always get stubs.
+    ``size[b]`` is the block's instruction count.
     """
 
     succs: list
@@ -61,7 +62,8 @@ class FlowGraph:
     synth: list = field(default_factory=list)
     size: list = field(default_factory=list)
     n_flags: int = 0
-    post_sets: list = field(default_factory=list)
+    edge_sets: list = field(default_factory=list)
+    stub_only: set = field(default_factory=set)
     live: list = field(default_factory=list)  # reachable blocks, set after structurizing
 
     def __post_init__(self):
@@ -73,8 +75,8 @@ class FlowGraph:
             self.synth = [None] * n
         if not self.size:
             self.size = [0 if b == self.exit else 1 for b in range(n)]
-        if not self.post_sets:
-            self.post_sets = [None] * n
+        if not self.edge_sets:
+            self.edge_sets = [None] * n
 
     @classmethod
     def from_edges(cls, n: int, edges: Sequence, entry: int = 0, exit: Optional[int] = None, size=None):
@@ -87,12 +89,12 @@ class FlowGraph:
     def n(self) -> int:
         return len(self.succs)
 
-    def add_block(self, succs, origin=-1, synth=None, size=1, post_sets=None) -> int:
+    def add_block(self, succs, origin=-1, synth=None, size=1, edge_sets=None) -> int:
         self.succs.append(list(succs))
         self.origin.append(origin)
         self.synth.append(synth)
         self.size.append(size)
-        self.post_sets.append(dict(post_sets) if post_sets else None)
+        self.edge_sets.append({k: dict(v) for k, v in edge_sets.items()} if edge_sets else None)
         return len(self.succs) - 1
 
     def code_size(self) -> int:
@@ -141,7 +143,7 @@ def _copy_blocks(g: FlowGraph, blocks: Sequence[int]) -> dict:
     """Duplicate ``blocks``; edges between them go to the copies, others keep their targets."""
     mapping = {}
     for b in blocks:
-        mapping[b] = g.add_block([], g.origin[b], g.synth[b], g.size[b], g.post_sets[b])
+        mapping[b] = g.add_block([], g.origin[b], g.synth[b], g.size[b], g.edge_sets[b])
     for b in blocks:
         g.succs[mapping[b]] = [mapping.get(s, s) for s in g.succs[b]]
     return mapping
@@ -186,7 +188,7 @@ def backward_copy(g: FlowGraph, ag: ct.AbstractGraph, comp: Sequence, header) ->
     return sorted(copies)
 
 
-def cut(g: FlowGraph, ag: ct.AbstractGraph, comp: Sequence, header) -> list:
+def cut(g: FlowGraph, ag: ct.AbstractGraph, comp: Sequence, header, predicated_flags: bool = False) -> list:
     """Move every exit of the loop to one latch (Fig. 8): exit edges set ``exit`` and the flag of
     their target, back edges clear ``exit``; the latch loops back while ``exit`` is clear and then
     tests the flags in turn to resume at the right place after the loop."""
@@ -220,9 +222,13 @@ def cut(g: FlowGraph, ag: ct.AbstractGraph, comp: Sequence, header) -> list:
     latch = g.add_block([nxt, h], synth=("test", exit_flag), size=2)
     new.append(latch)
     def set_on_edge(b, k, flags):
-        if len(g.succs[b]) == 1 and g.synth[b] is None:
-            # the block leaves only through this edge: write the flags at its end, no stub needed
-            g.post_sets[b] = {**(g.post_sets[b] or {}), **flags}
+        if g.synth[b] is None and g.origin[b] not in g.stub_only and (len(g.succs[b]) == 1 or predicated_flags):
+            # the block writes the flags itself: a one-successor block at its end (free), a
+            # branching block under the condition of this edge (smaller code, but the predicated
+            # writes issue on every pass through the block)
+            sets = g.edge_sets[b] or {}
+            sets[k] = {**sets.get(k, {}), **flags}
+            g.edge_sets[b] = sets
             g.size[b] += len(flags)
             g.succs[b][k] = latch
             return
@@ -271,8 +277,11 @@ def _forward_copy_step(g, ag, ids, sl, entry, sink, virtual=()):
     return {"edge": (ag.node[ids[u]].entry, ag.node[ids[v]].entry), "new_blocks": new}
 
 
-def structurize_graph(g: FlowGraph, max_blocks: int = 100_000, log: Optional[list] = None):
-    """Structurize ``g`` in place; returns (g, StructStats). ``log`` receives (step, detail) pairs."""
+def structurize_graph(g: FlowGraph, max_blocks: int = 100_000, log: Optional[list] = None,
+                      predicated_flags: bool = False):
+    """Structurize ``g`` in place; returns (g, StructStats). ``log`` receives (step, detail) pairs.
+    ``predicated_flags``: Cut writes its flags with predicated ``setp`` in the branching block
+    instead of a stub block per cut edge (fewer static, more dynamic instructions)."""
     t0 = time.perf_counter()
     stats = StructStats(
         branch_instructions=sum(1 for b in range(g.n) if len(set(g.succs[b])) > 1),
@@ -296,7 +305,7 @@ def structurize_graph(g: FlowGraph, max_blocks: int = 100_000, log: Optional[lis
                 _note(log, "backward_copy", {"header": ag.node[header].entry, "new_blocks": new})
                 continue
             if ct.loop_needs_cut(ag, comp, header):
-                new = cut(g, ag, comp, header)
+                new = cut(g, ag, comp, header, predicated_flags)
                 stats.cuts += 1
                 _note(log, "cut", {"header": ag.node[header].entry, "new_blocks": new})
                 continue
@@ -408,6 +417,8 @@ def _function_graph(func: Function, cfg) -> tuple:
         bodies.append(body)
     size = [len(cfg.instructions(b.id)) for b in cfg.blocks]
     g = FlowGraph(succs, cfg.entry, exit_id, size=size)
+    # a jump-table branch cannot be predicated per target: its cut edges go through stubs
+    g.stub_only = {b for b, t in enumerate(terms) if t.kind == "brx"}
     return g, bodies, terms
 
 
@@ -478,11 +489,12 @@ def _emit_function(func: Function, g: FlowGraph, bodies, terms, orig_labels) -> 
             else:
                 out.append(_ins("bra", (Label(labels[t]),), pred, negated))
 
-        def set_flags(flags):
+        def set_flags(flags, guard=None):
+            pred, negated = guard if guard else (None, False)
             for f, value in flags.items():
                 # `1 != 0` is true, `1 == 0` false: a predicate constant ptxas folds
                 out.append(_ins(f"setp.{'ne' if value else 'eq'}.u32", (flag(f), Imm(1, "1"), Imm(0, "0")),
-                                op_class=OpClass.ALU))
+                                pred, negated, op_class=OpClass.ALU))
 
         o = g.origin[b]
         if o < 0:
@@ -500,9 +512,14 @@ def _emit_function(func: Function, g: FlowGraph, bodies, terms, orig_labels) -> 
             if id(ins) in pragmas_by_obj:
                 new_pragmas += [(len(out), t) for t in pragmas_by_obj[id(ins)]]
             out.append(ins)
-        if g.post_sets[b]:
-            set_flags(g.post_sets[b])
         term = terms[o]
+        for slot, flags in sorted((g.edge_sets[b] or {}).items()):
+            if term.kind == "cond":
+                # slot 0 is taken when the branch's guard holds, slot 1 when it does not
+                guard = (Reg(term.instr.pred.name), term.instr.pred_negated != (slot == 1))
+            else:
+                guard = None
+            set_flags(flags, guard)
         if term.kind == "fall":
             goto(ss[0])
         elif term.kind == "jump":
