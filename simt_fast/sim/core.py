@@ -434,12 +434,20 @@ def _run(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, policy, max_cycles, 
                         if wready[w] < nt:
                             nt = wready[w]
                         continue
-                    if winfo[w, W_STN] == 1:
+                    stn = winfo[w, W_STN]
+                    if stn == 1:
                         # one unit: it is schedulable under every mechanism (the common converged case)
                         cand[0] = 0
                         nc = 1
-                    else:
+                    elif mech == SPS:
+                        cand[0] = stn - 1  # the top of the stack (sps.schedulable, inlined)
+                        nc = 1 if stn > 0 else 0
+                    elif mech == DPS or mech == FRONTIER:
                         nc = schedulable(mech, st, rt, winfo, w, prio, cand)
+                    else:
+                        for ci in range(stn):  # every unit (mp.schedulable, inlined)
+                            cand[ci] = ci
+                        nc = stn
                     ci = 0
                     w_t = INF
                     while ci < nc:
