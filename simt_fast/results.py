@@ -458,8 +458,15 @@ class ResultsWriter:
                  command: str = ""):
         self.path = Path(path)
         self.name = str(path)
+        if not self.path.parent.is_dir():
+            raise ResultsError(f"cannot write results file {path}: directory {self.path.parent} does not exist")
+        if self.path.is_dir():
+            raise ResultsError(f"{path} is a directory, not a results file")
         self._lock = _FileLock(self.path)
-        self._lock.acquire()
+        try:
+            self._lock.acquire()
+        except PermissionError:
+            raise ResultsError(f"cannot write results file {path}: permission denied in {self.path.parent}") from None
         try:
             self.recovered = False
             self.f = self._open(baseline, sweep_text, command)

@@ -199,3 +199,26 @@ def test_cli_sweep_dry_run_and_report(sweep_dir, reference, tmp_path):
         assert (tmp_path / "rep" / name).stat().st_size > 0, name
     bad = runner.invoke(app, ["report", str(sweep_dir / "traces" / "syn0.h5"), "-o", str(tmp_path / "rep2")])
     assert bad.exit_code == 2 and "is a simt-fast trace file, not a results file" in bad.output
+
+
+def test_workloads_are_traced_once_checked_and_cached(tmp_path):
+    sweep = tmp_path / "w.toml"
+    sweep.write_text('baseline = "sps"\nsize = "tiny"\nworkloads = ["shortcircuit", {name = "earlyexit", seed = 1}]\n'
+                     '[grid]\nmechanism = ["sps", "mp"]\n')
+    spec = load_sweep(sweep)
+    assert [t.name for t in spec.traces] == ["shortcircuit", "earlyexit/tiny/s1"]
+    events = []
+    points = plan(spec, tmp_path / "cache", on_trace=lambda name, ev: events.append((name, ev)))
+    assert events == [("shortcircuit", "tracing"), ("earlyexit/tiny/s1", "tracing")]
+    cached = sorted((tmp_path / "cache" / "traces").glob("*.h5"))
+    assert [p.name.split("-")[0] for p in cached] == ["earlyexit", "shortcircuit"]
+    for p in points:  # the id's trace part is the cached trace's content digest
+        assert p.trace_id == Trace.load(p.trace_path).digest()
+    events.clear()
+    again = plan(spec, tmp_path / "cache", on_trace=lambda name, ev: events.append((name, ev)))
+    assert [e for _, e in events] == ["cached", "cached"]
+    assert [p.point_id for p in again] == [p.point_id for p in points]
+    outcome = run_points(points, tmp_path / "w.h5", jobs=1, baseline=spec.baseline)
+    assert outcome.ran == 4 and not outcome.failed
+    df = results.load(tmp_path / "w.h5")
+    assert set(df["trace"]) == {"shortcircuit", "earlyexit/tiny/s1"} and df["speedup"].notna().all()
