@@ -373,7 +373,7 @@ class ExpansionResult:
 
 
 def _label(trace: Trace, b: int) -> str:
-    return trace.label[b] or f"B{b}" if b < len(trace.label) else f"B{b}"
+    return (trace.label[b] if b < len(trace.label) else "") or f"B{b}"
 
 
 def expansion(trace: Trace, warp_size: int = 32, config=None) -> ExpansionResult:
