@@ -45,3 +45,13 @@ def test_scalarize_needs_ptx_without_workload(tmp_path):
 def test_struct_vs_ipdom_unknown_workload():
     r = runner.invoke(app, ["struct-vs-ipdom", "nosuchworkload"])
     assert r.exit_code == 2 and "error:" in r.output
+
+
+def test_analyze_accepts_a_trace(tmp_path):
+    path, wl = _trace(tmp_path, {"workload": "shortcircuit"})
+    r = runner.invoke(app, ["analyze", str(path), "--json"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.output)["dynamic"]["baseline"]["thread_ops"] > 0
+    out = tmp_path / "s.json"
+    r = runner.invoke(app, ["analyze", str(path), "-o", str(out)])
+    assert r.exit_code == 0 and json.loads(out.read_text())["kernel"]

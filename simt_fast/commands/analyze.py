@@ -127,9 +127,10 @@ def register(app: typer.Typer) -> None:
 
     @app.command("analyze")
     def analyze_command(
-        ptx_file: Path = typer.Argument(..., help="PTX file (e.g. from `nvcc -ptx`)."),
+        ptx_file: Path = typer.Argument(..., help="PTX file (e.g. from `nvcc -ptx`), or a trace (.h5): dynamic scalarization statistics (seed 004 Fig. 6, `simt-fast scalarize`)."),
         kernel: Optional[str] = typer.Option(None, "--kernel", "-k", help="Kernel name or unique substring (default: every kernel)."),
         as_json: bool = typer.Option(False, "--json", help="Print JSON instead of tables."),
+        trace_ptx: Optional[Path] = typer.Option(None, "--ptx", help="Trace input: the PTX it was recorded from (default: its workload's)."),
         variance: bool = typer.Option(True, "--variance/--no-variance", help="Use variance analysis (off: every branch counts as divergent, structure-only convergence)."),
         early_exit: bool = typer.Option(True, "--early-exit/--no-early-exit", help="Apply seed 004 §3.4 (threads that exit early do not break convergence)."),
         output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the JSON to this file."),
@@ -139,6 +140,11 @@ def register(app: typer.Typer) -> None:
     ):
         """Static analyses per kernel: control tree and interacting edges (seed 002), convergence,
         variance and affine classes, warp-sequential accesses and syncwarp points (seed 004)."""
+        if ptx_file.suffix in (".h5", ".hdf5"):
+            from .dynamic import scalarize_report
+
+            scalarize_report(ptx_file, trace_ptx, kernel, "4,8,16,32", as_json, output)
+            return
         with user_errors():
             module = _load(ptx_file)
             funcs = [module.find_kernel(kernel)] if kernel is not None else module.kernels

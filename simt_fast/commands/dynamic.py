@@ -55,17 +55,7 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="Print JSON instead of tables."),
     ):
         """Static and dynamic scalarization statistics of a trace (seed 004 §4.2, Figs. 5-6)."""
-        from ..ir.scalarize_dynamic import scalarize_trace
-        from ..trace.model import Trace
-
-        ws = _warp_sizes(warp_sizes)
-        with user_errors():
-            trace = Trace.load(trace_file)
-            report = scalarize_trace(trace, _ptx_for(trace, ptx), kernel, ws)
-        if as_json:
-            typer.echo(json.dumps(report, indent=2))
-            return
-        _print_scalarize(report)
+        scalarize_report(trace_file, ptx, kernel, warp_sizes, as_json)
 
     @app.command("expansion")
     def expansion_cmd(
@@ -114,6 +104,26 @@ def register(app: typer.Typer) -> None:
             row = r[name]
             typer.echo(f"  {name:8}" + "".join(f"{row[c]:>15.3f}" if isinstance(row[c], float) else f"{row[c]:>15}"
                                                for c in cols))
+
+
+def scalarize_report(trace_file: Path, ptx: Optional[Path], kernel: Optional[str], warp_sizes: str,
+                     as_json: bool, output: Optional[Path] = None) -> None:
+    """`scalarize` (and `analyze TRACE.h5`): compute, then print tables or JSON (to ``output`` if given)."""
+    from ..ir.scalarize_dynamic import scalarize_trace
+    from ..trace.model import Trace
+
+    ws = _warp_sizes(warp_sizes)
+    with user_errors():
+        trace = Trace.load(trace_file)
+        report = scalarize_trace(trace, _ptx_for(trace, ptx), kernel, ws)
+    if as_json or output is not None:
+        text = json.dumps(report, indent=2) + "\n"
+        if output is not None:
+            output.write_text(text)
+        else:
+            typer.echo(text, nl=False)
+        return
+    _print_scalarize(report)
 
 
 def _config_for(trace, warp_size):
