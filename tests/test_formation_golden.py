@@ -103,7 +103,7 @@ def test_tbc_compacts_at_a_divergent_branch_and_restores_the_warps_at_the_ipdom(
     assert issues(ev) == expect((0, 0, [0, 1, 2, 3]), (1, 0, [4, 5, 6, 7]), (2, 0, [0, 1, 2, 3]),
                                 (3, 0, [4, 5, 6, 7]), (4, 2, [4, 5, 2, 3]), (5, 1, [0, 1, 6, 7]),
                                 (6, 3, [4, 5, 6, 7]), (7, 3, [0, 1, 2, 3]))
-    assert (s.warp_insts, s.max_stack_depth, s.thread_insts) == (8, 3, 32)
+    assert (s.warp_insts, s.max_stack_depth, s.thread_insts) == (8, 3, 32)  # root + B + C
 
 
 def test_pdom_hws_issues_a_0011_warp_in_two_cycles():

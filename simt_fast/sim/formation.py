@@ -500,16 +500,20 @@ def _tbc_resolve(cs, base, cta, b, now, wf, wsl, W, wpc, pos, path, succ_ptr, su
                         g, reg_ready, tpc, cslot, block_start, src_reg)
         return 0
     r = ipdom[b]
-    # the entry waits at the IPDOM; its current warps are the layout restored there
-    ent_pc[cs, top] = r
-    k = 0
-    for i in range(wpc):
-        w = base + i
-        if wf[w, F_USED] and wf[w, F_N] > 0:
-            for sl in range(W):
-                lay[cs, top, k, sl] = wsl[w, sl]
-            k += 1
-    ent_nw[cs, top] = k
+    if r == ent_rpc[cs, top]:
+        # the entry would resume at its own RPC and pop at once: the new entries replace it
+        depth[cs] = top
+    else:
+        # the entry waits at the IPDOM; its current warps are the layout restored there
+        ent_pc[cs, top] = r
+        k = 0
+        for i in range(wpc):
+            w = base + i
+            if wf[w, F_USED] and wf[w, F_N] > 0:
+                for sl in range(W):
+                    lay[cs, top, k, sl] = wsl[w, sl]
+                k += 1
+        ent_nw[cs, top] = k
     for e in range(lo, succ_ptr[b + 1]):
         s = succ_idx[e]
         if s == exit_b or s == r or not _first_succ(succ_idx, lo, e):
@@ -709,26 +713,34 @@ def _pick_dwf(majority, sm, now, wf, pool, pool_n, last_age, cnt, block_start):
             w = pool[sm, j]
             if wf[w, F_STATE] == 0:
                 cnt[block_start[wf[w, F_BLK]] + wf[w, F_OFF]] += wf[w, F_N]
+        # one pass: the best PC among ready warps, and at that PC the first ready warp (age order)
+        # and the first one younger than the last issued (round robin)
         best_c = -1
+        first = -1
+        after = -1
         for j in range(pool_n[sm]):
             w = pool[sm, j]
+            i = block_start[wf[w, F_BLK]] + wf[w, F_OFF]
             if wf[w, F_STATE] == 0 and wf[w, F_READY] <= now:
-                i = block_start[wf[w, F_BLK]] + wf[w, F_OFF]
                 c = cnt[i]
                 if c > best_c or (c == best_c and i < best_i):
                     best_c = c
                     best_i = i
+                    first = w
+                    after = w if wf[w, F_AGE] > last_age[sm] else -1
+                elif i == best_i and after < 0 and wf[w, F_AGE] > last_age[sm]:
+                    after = w
         for j in range(pool_n[sm]):
             w = pool[sm, j]
             cnt[block_start[wf[w, F_BLK]] + wf[w, F_OFF]] = 0
-        if best_i < 0:
-            return -1
+        pick = after if after >= 0 else first
+        if pick >= 0:
+            last_age[sm] = wf[pick, F_AGE]
+        return pick
     first = -1
     for j in range(pool_n[sm]):  # pool order is age order
         w = pool[sm, j]
         if wf[w, F_STATE] != 0 or wf[w, F_READY] > now:
-            continue
-        if majority and block_start[wf[w, F_BLK]] + wf[w, F_OFF] != best_i:
             continue
         if first < 0:
             first = w
@@ -936,26 +948,29 @@ def _simulate(mech, hws, sync, majority, gto, W, sw, n_sms, n_sched, cta_lim, tp
                         res_cta[sm, c] = next_cta
                         sm_res[sm] += 1
                         next_cta += 1
-            # next cycle this SM can do anything: a SIMD unit frees up or a warp becomes ready
-            nt = INF
+            # next cycle this SM can issue: a SIMD unit is free and some warp is ready (only this SM's
+            # own issues change its warps, so nothing can happen here before that cycle)
             if issued_sm:
                 last_progress = now
-                nt = now + 1
             else:
                 g[G_IDLE] += 1
+            min_ready = INF
+            if mech == TBC:
+                for j in range(WS):
+                    w = sm * WS + j
+                    if wf[w, F_USED] and wf[w, F_STATE] == 0 and wf[w, F_READY] < min_ready:
+                        min_ready = wf[w, F_READY]
+            else:
+                for j in range(pool_n[sm]):
+                    w = pool[sm, j]
+                    if wf[w, F_STATE] == 0 and wf[w, F_READY] < min_ready:
+                        min_ready = wf[w, F_READY]
+            nt = INF
+            if min_ready < INF:
                 for k in range(n_sched):
-                    if now < simd_free[sm, k] < nt:
-                        nt = simd_free[sm, k]
-                if mech == TBC:
-                    for j in range(WS):
-                        w = sm * WS + j
-                        if wf[w, F_USED] and wf[w, F_STATE] == 0 and wf[w, F_READY] < nt:
-                            nt = wf[w, F_READY]
-                else:
-                    for j in range(pool_n[sm]):
-                        w = pool[sm, j]
-                        if wf[w, F_STATE] == 0 and wf[w, F_READY] < nt:
-                            nt = wf[w, F_READY]
+                    t_k = simd_free[sm, k] if simd_free[sm, k] > min_ready else min_ready
+                    if t_k < nt:
+                        nt = t_k
                 if nt <= now:
                     nt = now + 1
             sm_next[sm] = nt if sm_res[sm] > 0 else INF

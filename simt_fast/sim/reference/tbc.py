@@ -161,8 +161,13 @@ class TBCCore(FormationCore):
             self.check_done(cta, now)
             return
         r = self.ipdom[b]
-        top.pc = r  # the entry now waits at the IPDOM with its current warps (restored there)
-        top.layout = [list(w.slots) for w in warps if w.threads()]
+        if r == top.rpc:
+            # the entry would resume at its own RPC and pop at once: replace it by the new entries
+            # (its threads are in the entry below, which resumes at r), so loops do not deepen the stack
+            self.stacks[cta].pop()
+        else:
+            top.pc = r  # the entry now waits at the IPDOM with its current warps (restored there)
+            top.layout = [list(w.slots) for w in warps if w.threads()]
         for s, g in groups:
             if s != r:
                 self.stacks[cta].append(Entry(s, r, self.compact(g)))
