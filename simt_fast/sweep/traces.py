@@ -3,8 +3,9 @@
 Workloads are run through the functional emulator once and cached by content hash under the
 cache directory (``--cache-dir``, else ``$SIMT_FAST_CACHE``, else ``$XDG_CACHE_HOME/simt-fast``
 or ``~/.cache/simt-fast``): the key covers the PTX text, the kernel, the size and seed, the
-workload's input generator source and the simt-fast version, so editing any of them re-traces
-and nothing stale is ever reused. Each traced launch is checked against the workload's numpy
+workload's input generator source, the source of the trace producers (``simt_fast/emu``,
+``simt_fast/ir``, ``simt_fast/trace``) and the simt-fast version, so changing any of them
+re-traces and nothing stale is reused. Each traced launch is checked against the workload's numpy
 reference before its trace is cached (a wrong emulation must not become a result).
 
 Digests (the trace part of point ids) are cached per file by (path, size, mtime) so a re-run
@@ -62,12 +63,29 @@ class _DigestCache:
         os.replace(tmp, self.file)
 
 
+_PRODUCER_DIGEST = None
+
+
+def _producer_digest() -> str:
+    """Hash of the code that turns PTX into traces (an emulator fix must invalidate cached traces)."""
+    global _PRODUCER_DIGEST
+    if _PRODUCER_DIGEST is None:
+        root = Path(__file__).resolve().parents[1]
+        h = hashlib.sha256()
+        for sub in ("emu", "ir", "trace"):
+            for f in sorted((root / sub).glob("*.py")):
+                h.update(f.name.encode())
+                h.update(f.read_bytes())
+        _PRODUCER_DIGEST = h.hexdigest()
+    return _PRODUCER_DIGEST
+
+
 def workload_cache_key(name: str, size: str, seed: int) -> str:
     from .. import workloads
 
     wl = workloads.get(name)
     h = hashlib.sha256()
-    h.update(f"simt-fast/trace-cache/1;{__version__};{name};{wl.kernel};{size};{seed};".encode())
+    h.update(f"simt-fast/trace-cache/1;{__version__};{_producer_digest()};{name};{wl.kernel};{size};{seed};".encode())
     h.update(Path(wl.ptx_path).read_bytes())
     try:  # the input generator decides the data, hence the paths
         h.update(inspect.getsource(inspect.getmodule(wl.make)).encode())
