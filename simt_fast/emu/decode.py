@@ -92,12 +92,13 @@ for _k, _n in enumerate(_OPS):
 OP_NAMES = dict(enumerate(_OPS))
 
 # Fast-path codes: integer ops without flags that the interpreter runs without calling alu()
-FAST_CODES = list(range(1, 16))
+FAST_CODES = list(range(1, 23))
 (FAST_MOV, FAST_ADD, FAST_SUB, FAST_MUL, FAST_AND, FAST_OR, FAST_XOR, FAST_SHL, FAST_SHR_U,
- FAST_SETP, FAST_MAD, FAST_SELP, FAST_FADD, FAST_FSUB, FAST_FMUL) = FAST_CODES
+ FAST_SETP, FAST_MAD, FAST_SELP, FAST_FADD, FAST_FSUB, FAST_FMUL, FAST_FFMA, FAST_FSETP,
+ FAST_MULWIDE_S, FAST_MULWIDE_U, FAST_SHR_S, FAST_CVT_SEXT, FAST_CVT_ZEXT) = FAST_CODES
 
 
-def fast_code(op: int, ty: int, md: int, sub: int, okind_row) -> int:
+def fast_code(op: int, ty: int, md: int, sub: int, okind_row, ty2: int = 0) -> int:
     """The interpreter fast-path code of a decoded instruction (0 = use alu())."""
     kind = tkind(ty)
     if op == OP_MOV:
@@ -107,10 +108,18 @@ def fast_code(op: int, ty: int, md: int, sub: int, okind_row) -> int:
     if kind == KIND_F:
         # f32 add/sub/mul rounded to nearest without .ftz/.sat: one native f32 operation is exact IEEE
         if tsize(ty) == 4 and (md & M_RMASK) in (R_NONE, R_RN) and not md & (M_FTZ | M_SAT):
-            return {OP_ADD: FAST_FADD, OP_SUB: FAST_FSUB, OP_MUL: FAST_FMUL}.get(op, 0)
+            if op == OP_SETP:
+                return FAST_FSETP if (sub >> 8) == 0 else 0
+            return {OP_ADD: FAST_FADD, OP_SUB: FAST_FSUB, OP_MUL: FAST_FMUL, OP_FMA: FAST_FFMA}.get(op, 0)
         return 0
+    if op == OP_CVT and not md & (M_SAT | M_FTZ | M_RMASK) and tkind(ty2) in (KIND_U, KIND_S) and kind in (KIND_U, KIND_S):
+        return FAST_CVT_SEXT if tkind(ty2) == KIND_S else FAST_CVT_ZEXT
+    if op == OP_MUL and md == M_WIDE and tsize(ty) <= 4:
+        return FAST_MULWIDE_S if kind == KIND_S else FAST_MULWIDE_U
     if md & (M_CC | M_CIN | M_SAT | M_HI | M_WIDE):
         return 0
+    if op == OP_SHR and kind == KIND_S:
+        return FAST_SHR_S
     if kind == KIND_P:
         return {OP_AND: FAST_AND, OP_OR: FAST_OR, OP_XOR: FAST_XOR}.get(op, 0)
     if op == OP_SETP and (sub >> 8) == 0:
@@ -411,7 +420,7 @@ class _Decoder:
             jt_ptr[i + 1] = jt_ptr[i] + len(self.jt[i])
         jt_idx = np.array([t for ts in self.jt for t in ts], np.int32)
         fast = np.array(
-            [fast_code(int(self.op[i]), int(self.ty[i]), int(self.md[i]), int(self.sub[i]), self.okind[i]) for i in range(n)],
+            [fast_code(int(self.op[i]), int(self.ty[i]), int(self.md[i]), int(self.sub[i]), self.okind[i], int(self.ty2[i])) for i in range(n)],
             np.int32,
         ).reshape(n)
         return Program(

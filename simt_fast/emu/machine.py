@@ -24,7 +24,8 @@ import numpy as np
 
 from .._jit import jit
 from . import decode as D
-from .alu import ALL, M32, U0, U1, alu, b32, f32, f64, int_cmp, mask, sx
+from .alu import ALL, CANON_NAN32, M32, U0, U1, alu, b32, f32, f64, float_cmp, int_cmp, mask, sx
+from .fp import R_RN, round_f32, two_sum
 
 # ---- control block layout (ctl, int64) --------------------------------------------------------
 CTA, CTA_END, BATCH_CTA0, PHASE, NEV, NMEV, INSTS, MAX_INSTS = 0, 1, 2, 3, 4, 5, 6, 7
@@ -71,7 +72,9 @@ def rdop(okind, oval, i, j, regs, rb, sregs, sb):
 
 FAST_MOV, FAST_ADD, FAST_SUB, FAST_MUL, FAST_AND, FAST_OR, FAST_XOR, FAST_SHL, FAST_SHR_U = D.FAST_CODES[:9]
 FAST_SETP, FAST_MAD, FAST_SELP = D.FAST_SETP, D.FAST_MAD, D.FAST_SELP
-FAST_FADD, FAST_FSUB, FAST_FMUL = D.FAST_FADD, D.FAST_FSUB, D.FAST_FMUL
+FAST_FADD, FAST_FSUB, FAST_FMUL, FAST_FFMA, FAST_FSETP = D.FAST_FADD, D.FAST_FSUB, D.FAST_FMUL, D.FAST_FFMA, D.FAST_FSETP
+FAST_MULWIDE_S, FAST_MULWIDE_U, FAST_SHR_S = D.FAST_MULWIDE_S, D.FAST_MULWIDE_U, D.FAST_SHR_S
+FAST_CVT_SEXT, FAST_CVT_ZEXT = D.FAST_CVT_SEXT, D.FAST_CVT_ZEXT
 
 
 @jit(inline="always")
@@ -85,8 +88,11 @@ def opval(k, v, i, regs, rb, sregs, sb):
 
 
 @jit(inline="always")
-def fast_op(fc, a, b, m):
-    """The common integer ops without flags (decode.fast_code): the interpreter's fast path."""
+def fast_op(fc, a, b, m, sz, sz2):
+    """The common ops without flags (decode.fast_code): the interpreter's fast path.
+
+    ``m``/``sz``: mask and size of the instruction type; ``sz2``: size of cvt's source type.
+    """
     if fc == FAST_MOV:
         return a & m
     if fc == FAST_ADD:
@@ -107,6 +113,20 @@ def fast_op(fc, a, b, m):
         return b32(f32(a) - f32(b))
     if fc == FAST_FMUL:
         return b32(f32(a) * f32(b))
+    if fc == FAST_MULWIDE_S:
+        return np.uint64(sx(a, sz) * sx(b, sz)) & mask(2 * sz)
+    if fc == FAST_MULWIDE_U:
+        return ((a & m) * (b & m)) & mask(2 * sz)
+    if fc == FAST_CVT_SEXT:
+        return np.uint64(sx(a, sz2)) & m
+    if fc == FAST_CVT_ZEXT:
+        return a & mask(sz2) & m
+    if fc == FAST_SHR_S:
+        n = b & M32
+        w = shift_width(m)
+        if n >= w:
+            n = w - U1
+        return np.uint64(sx(a, sz) >> np.int64(n)) & m
     if fc == FAST_SHL:
         n = b & M32
         return U0 if n >= shift_width(m) else (a << n) & m
@@ -331,16 +351,18 @@ def run(op, fast, ty, ty2, md, sub, okind, oval, ooff, space, vec, gpred, gneg, 
                 while True:
                     # the group: running threads of warp w at its smallest PC
                     pcm = n + 1
-                    for t in range(t0, t1):
-                        if st[t] == RUN and pc[t] < pcm:
-                            pcm = pc[t]
-                    if pcm > n:
-                        break
                     gn = 0
                     for t in range(t0, t1):
-                        if st[t] == RUN and pc[t] == pcm:
-                            lanes[gn] = t
-                            gn += 1
+                        if st[t] == RUN:
+                            pt = pc[t]
+                            if pt < pcm:
+                                pcm = pt
+                                gn = 0
+                            if pt == pcm:
+                                lanes[gn] = t
+                                gn += 1
+                    if pcm > n:
+                        break
                     if nev + gn > ev_cap or (record_mem and nmev + gn * blk_mem[block_of[pcm]] > mev_cap):
                         ctl[NEV] = nev
                         ctl[NMEV] = nmev
@@ -666,8 +688,19 @@ def run(op, fast, ty, ty2, md, sub, okind, oval, ooff, space, vec, gpred, gneg, 
                                     elif fc == FAST_SELP:
                                         c = opval(k3, v3, i3, regs, rb, sregs, sb)
                                         regs[rb + d0] = (a & m) if (c & U1) else (b & m)
+                                    elif fc == FAST_FFMA:
+                                        # exact x*y in f64, exact sum as hi+lo, one rounding to f32
+                                        c = opval(k3, v3, i3, regs, rb, sregs, sb)
+                                        hi, lo = two_sum(np.float64(f32(a)) * np.float64(f32(b)), np.float64(f32(c)))
+                                        regs[rb + d0] = b32(round_f32(hi, lo, R_RN)) if hi == hi else CANON_NAN32
+                                    elif fc == FAST_FSETP:
+                                        c = opval(k3, v3, i3, regs, rb, sregs, sb)
+                                        tv = float_cmp(o_sub & 0xFF, np.float64(f32(b)), np.float64(f32(c)))
+                                        regs[rb + d0] = U1 if tv else U0
+                                        if k1 == K_REG:
+                                            regs[rb + i1] = U0 if tv else U1
                                     else:
-                                        regs[rb + d0] = fast_op(fc, a, b, m)
+                                        regs[rb + d0] = fast_op(fc, a, b, m, sz, o_ty2 & 0xF)
                             else:
                                 for k in range(gn):
                                     if act[k] == 0:
