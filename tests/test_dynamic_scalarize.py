@@ -110,3 +110,58 @@ def test_workload_trace_with_its_ptx():
     other = get("bfs")
     with pytest.raises(TraceError, match="not recorded from kernel"):
         facts_for_trace(run.trace, other.ptx_path, other.kernel)
+
+
+def brute_force_counts(tr, facts, w):
+    """Fig. 6 counts from the sps timing core's issue log, one issue at a time (independent of the
+    replay): an issue is 'full' when its mask holds every lane whose thread still has instructions."""
+    ev = []
+    simulate(tr, SimConfig(mechanism="sps", warp_size=w, max_warps_per_sm=64), events=ev)
+    sizes = tr.block_sizes()
+    tpc = tr.threads_per_cta
+    wpc = -(-tpc // w)
+    left = {}
+    for t in range(tr.n_threads):
+        cta, lt = divmod(t, tpc)
+        left[(cta * wpc + lt // w, lt % w)] = int(sizes[tr.thread_path(t).astype(np.int64)].sum())
+    keys = ("issued_scalar", "issued_static_converged", "issued_dynamic_converged", "issued_diverged",
+            "diverged_threads", "thread_ops", "reg_reads", "reg_writes", "mem_addresses", "mem_data")
+    c = dict.fromkeys(keys, 0)
+    blk_of = facts.block_of()
+    for e in ev:
+        if e["kind"] != "issue":
+            continue
+        b, off = e["pc"]
+        i = int(tr.block_start[b]) + off
+        lanes = [l for l in range(w) if e["mask"] >> l & 1]
+        live = [l for l in range(w) if left.get((e["warp"], l), 0) > 0]
+        p = len(lanes)
+        sc, conv = bool(facts.scalar[i]), bool(facts.convergent[blk_of[i]])
+        if sc:
+            c["issued_scalar"] += 1
+        elif conv:
+            c["issued_static_converged"] += 1
+        elif lanes == live:
+            c["issued_dynamic_converged"] += 1
+        else:
+            c["issued_diverged"] += 1
+            c["diverged_threads"] += p
+        c["thread_ops"] += 1 if sc else p
+        c["reg_reads"] += facts.src_scalar[i] + facts.src_private[i] * p
+        c["reg_writes"] += facts.dst_scalar[i] + facts.dst_private[i] * p
+        if facts.mem[i]:
+            c["mem_addresses"] += 1 if sc or facts.warp_seq[i] else p
+            c["mem_data"] += 1 if sc else p
+        for l in lanes:
+            left[(e["warp"], l)] -= 1
+    return c
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10_000), n_blocks=st.integers(3, 12), w=st.sampled_from([4, 8, 32]))
+def test_counts_match_issue_by_issue_brute_force(seed, n_blocks, w):
+    tr = synthetic(n_blocks=n_blocks, n_threads=64, seed=seed)
+    facts = random_facts(tr, np.random.default_rng(seed + 1))
+    got = counts_from_replay(facts, ipdom_replay(tr, w))
+    want = brute_force_counts(tr, facts, w)
+    assert {k: got[k] for k in want} == want

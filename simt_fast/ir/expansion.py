@@ -244,8 +244,10 @@ def _replay(W, tpc, n_ctas, succ_ptr, succ_idx, ipdom, flag, path_ptr, path, exi
                     s_mask[top] = m
                     s_flag[top] = flag[b]
                     n_flag += flag[b]
-                    # push the paths, last successor first so the first one runs first
-                    for k in range(ng - 1, -1, -1):
+                    # push the paths in CFG successor order: the last successor is on top and runs
+                    # first, as in the sps timing core (docs/core.md) -- which paths run before which
+                    # decides whether threads have already exited when the others issue
+                    for k in range(ng):
                         s_blk[sp] = gblk[k]
                         s_mask[sp] = gmask[k]
                         s_rpc[sp] = r
@@ -334,7 +336,7 @@ def ipdom_replay_reference(trace: Trace, warp_size: int, flags=None) -> ReplayCo
                 else:
                     r = ipdom[b]
                     top["pc"], top["threads"], top["flagged"] = r, set(ts), bool(flags[b])
-                    for s in reversed(order):
+                    for s in order:
                         stack.append(dict(pc=s, threads=groups[s], rpc=r, flagged=False))
                     res.max_depth = max(res.max_depth, len(stack))
     return res
