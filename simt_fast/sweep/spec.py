@@ -135,6 +135,8 @@ class _Ctx:
 
     def fail(self, message: str, section: Optional[str] = None, key: Optional[str] = None, occurrence: int = 0):
         line = _line_of(self.text, section, key, occurrence)
+        if line is None and section is not None:  # an inline table (baseline = {...}) or the header
+            line = _line_of(self.text, None, section) or _line_of(self.text, section, None, occurrence)
         where = f"{self.path}:{line}" if line else self.path
         raise SweepError(f"{where}: {message}")
 
