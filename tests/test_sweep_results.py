@@ -9,6 +9,8 @@ import textwrap
 import h5py
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from simt_fast import results
 from simt_fast.results import ResultsError, ResultsWriter
@@ -206,3 +208,36 @@ def test_merge_deduplicates_and_refuses_other_layouts(tmp_path):
         results.merge(tmp_path / "out2.h5", [a, odd])
     with pytest.raises(ResultsError, match="both the output and an input"):
         results.merge(a, [a, b])
+
+
+_MECHS = ["serial", "sps", "mp", "mimd"]
+
+
+def _brute_speedup(rows, baseline):
+    """Speedup by the definition: scan every row for the baseline twin of each row."""
+    out = []
+    for r in rows:
+        want = {**r["config"], **baseline}
+        twin = [b for b in rows if b["trace_id"] == r["trace_id"] and b["config"] == want]
+        out.append(twin[0]["cycles"] / r["cycles"] if twin else float("nan"))
+    return out
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["t0", "t1"]), st.sampled_from(_MECHS), st.sampled_from([8, 16, 32]),
+                          st.integers(1, 10**9), st.lists(st.integers(0, 10**6), min_size=0, max_size=65)),
+                min_size=1, max_size=20, unique_by=lambda r: r[:3]),
+       st.sampled_from(_MECHS))
+def test_random_rows_round_trip_and_speedup_matches_brute_force(tmp_path_factory, rows, base_mech):
+    path = tmp_path_factory.mktemp("prop") / "r.h5"
+    written = []
+    with ResultsWriter(path, baseline={"mechanism": base_mech}) as w:
+        for i, (trace, mech, sw, cycles, hist) in enumerate(rows):
+            cfg = SimConfig(mechanism=mech, simd_width=sw).to_dict()
+            w.append(f"{i:08d}", trace, trace, cfg, Stats(cycles=cycles, occupancy_hist=np.array(hist, np.int64)))
+            written.append({"trace_id": trace, "config": cfg, "cycles": cycles, "hist": hist})
+    df = results.load(path, hist=True)
+    assert list(df["cycles"]) == [r["cycles"] for r in written]  # ids were written in sorted order
+    for got, r in zip(df["occupancy_hist"], written):
+        assert got.tolist() == r["hist"]
+    np.testing.assert_allclose(df["speedup"], _brute_speedup(written, {"mechanism": base_mech}))
