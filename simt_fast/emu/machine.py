@@ -57,7 +57,7 @@ WIN_SHIFT = np.uint64(D.WINDOW_SHIFT)
 ATOM_ADD, ATOM_MIN, ATOM_MAX, ATOM_EXCH, ATOM_CAS, ATOM_AND, ATOM_OR, ATOM_XOR, ATOM_INC, ATOM_DEC = range(10)
 
 
-@jit
+@jit(inline="always")
 def rdop(okind, oval, i, j, regs, rb, sregs, sb):
     """Operand ``j`` of instruction ``i`` for the thread whose registers start at ``rb``."""
     k = okind[i, j]
@@ -146,7 +146,7 @@ def shift_width(m):
     return np.uint64(8)
 
 
-@jit
+@jit(inline="always")
 def resolve(sp, addr, size, gbuf_lo, gbuf_hi, gbuf_off, rgn, t):
     """Byte offset into the flat memory of an access of ``size`` bytes at ``addr`` in space ``sp``.
 
@@ -195,7 +195,7 @@ def resolve(sp, addr, size, gbuf_lo, gbuf_hi, gbuf_off, rgn, t):
     return np.int64(-1), addr + WIN_PARAM
 
 
-@jit
+@jit(inline="always")
 def mload(m8, m16, m32, m64, off, size):
     if size == 4:
         return np.uint64(m32[off >> 2])
@@ -206,7 +206,7 @@ def mload(m8, m16, m32, m64, off, size):
     return np.uint64(m16[off >> 1])
 
 
-@jit
+@jit(inline="always")
 def mstore(m8, m16, m32, m64, off, size, v):
     if size == 4:
         m32[off >> 2] = np.uint32(v & M32)
