@@ -75,3 +75,20 @@ def test_report_draws_only_what_the_results_support(tmp_path):
     assert "speedup.png" in written
     md = (tmp_path / "rep2" / "summary.md").read_text()
     assert "| **HM** | 1.000 | 1.111 |" in md  # 100/90
+
+
+def test_hws_comparison_pairs_plain_and_hws_rows_and_applies_eq_6_1():
+    from simt_fast.sim.hws import estimate_from_hist
+
+    rows = []
+    for trace, q, plain, squeezed in (("a", [0, 6, 2, 0, 2], 1000, 800), ("b", [0, 0, 0, 0, 5], 500, 500)):
+        for hws, cycles in ((False, plain), (True, squeezed)):
+            rows.append({**SimConfig(mechanism="sps", simd_width=8, hws=hws).to_dict(), "trace": trace,
+                         "trace_id": trace, "cycles": cycles, "quarter_hist": np.array(q)})
+    comp = tables.hws_comparison(pd.DataFrame(rows)).set_index("trace")
+    assert comp.loc["a", "measured"] == pytest.approx(1000 / 800)
+    assert comp.loc["a", "estimate"] == pytest.approx(estimate_from_hist([0, 6, 2, 0, 2]))
+    # Eq. 6.1 by hand: 60% of warps need 1 of 4 quarters, 20% need 2 -> 1 / (0.2 + 0.6/4 + 0.2/2)
+    assert comp.loc["a", "estimate"] == pytest.approx(1 / (0.2 + 0.6 / 4 + 0.2 / 2))
+    assert comp.loc["b", "estimate"] == pytest.approx(1.0) and comp.loc["b", "measured"] == pytest.approx(1.0)
+    np.testing.assert_allclose(comp.loc["a", "quarters"], [0.6, 0.2, 0.0, 0.2])
