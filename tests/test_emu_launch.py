@@ -327,3 +327,125 @@ def test_nvcc_call_sequences_at_every_optimisation_level(flavour):
     assert np.array_equal(out, s[63 - t] + shfl)
     assert np.array_equal(f, (t <= 3).astype(np.float32))
     validate(run.trace)
+
+
+WARP_MODES = HEAD + """
+.visible .entry modes(.param .u64 vin, .param .u64 res, .param .u32 delta, .param .u32 cval)
+{
+ .reg .pred %p<8>;
+ .reg .b32 %r<16>;
+ .reg .b64 %rd<8>;
+ ld.param.u64 %rd1, [vin];
+ ld.param.u64 %rd2, [res];
+ ld.param.u32 %r9, [delta];
+ ld.param.u32 %r10, [cval];
+ mov.u32 %r1, %tid.x;
+ mul.wide.u32 %rd3, %r1, 4;
+ add.s64 %rd4, %rd1, %rd3;
+ ld.global.u32 %r2, [%rd4];
+ mul.wide.u32 %rd5, %r1, 32;
+ add.s64 %rd6, %rd2, %rd5;
+ shfl.sync.up.b32 %r3|%p1, %r2, %r9, %r10, -1;
+ shfl.sync.down.b32 %r4|%p2, %r2, %r9, %r10, -1;
+ shfl.sync.idx.b32 %r5|%p3, %r2, %r9, %r10, -1;
+ setp.ne.u32 %p4, %r2, 0;
+ vote.sync.all.pred %p5, %p4, -1;
+ vote.sync.any.pred %p6, %p4, -1;
+ vote.sync.uni.pred %p7, %p4, -1;
+ selp.u32 %r6, 1, 0, %p5;
+ selp.u32 %r7, 1, 0, %p6;
+ selp.u32 %r8, 1, 0, %p7;
+ selp.u32 %r11, 1, 0, %p1;
+ st.global.v4.u32 [%rd6], {%r3, %r4, %r5, %r11};
+ st.global.v4.u32 [%rd6+16], {%r6, %r7, %r8, %r2};
+ ret;
+}
+"""
+
+
+def shfl_ref(vals, mode, b, c):
+    """PTX shfl.sync with clamp value c[4:0] and segment mask c[12:8] (ISA pseudo-code)."""
+    out, ok = [], []
+    cval, segmask = c & 0x1F, (c >> 8) & 0x1F
+    for lane in range(32):
+        max_lane = (lane & segmask) | (cval & ~segmask)
+        min_lane = lane & segmask
+        if mode == "up":
+            j, p = lane - b, lane - b >= max_lane
+        elif mode == "down":
+            j, p = lane + b, lane + b <= max_lane
+        else:
+            j = min_lane | (b & ~segmask)
+            p = j <= max_lane
+        out.append(vals[j] if p else vals[lane])
+        ok.append(int(p))
+    return out, ok
+
+
+@settings(max_examples=15, deadline=None)
+@given(vals=st.lists(st.integers(0, 3), min_size=32, max_size=32), delta=st.integers(0, 31),
+       c=st.sampled_from([0x1F, 0x0, 0x1C1F, 0x181F, 0x1F00, 0x7]))
+def test_shfl_modes_vote_modes_and_vector_stores(vals, delta, c):
+    vin = np.array(vals, np.uint32)
+    res = np.zeros((32, 8), np.uint32)
+    launch(WARP_MODES, "modes", 1, 32, [vin, res, np.uint32(delta), np.uint32(c)])
+    up, up_ok = shfl_ref(vals, "up", delta, c)
+    down, _ = shfl_ref(vals, "down", delta, c)
+    idx, _ = shfl_ref(vals, "idx", delta, c)
+    assert list(res[:, 0]) == up and list(res[:, 3]) == up_ok
+    assert list(res[:, 1]) == down and list(res[:, 2]) == idx
+    nz = [v != 0 for v in vals]
+    assert np.all(res[:, 4] == int(all(nz))) and np.all(res[:, 5] == int(any(nz)))
+    assert np.all(res[:, 6] == int(all(nz) or not any(nz))) and list(res[:, 7]) == vals
+
+
+SWITCH = HEAD + """
+.visible .entry sw(.param .u64 io)
+{
+ .reg .pred %p<2>;
+ .reg .b32 %r<6>;
+ .reg .b64 %rd<4>;
+ ld.param.u64 %rd1, [io];
+ mov.u32 %r1, %tid.x;
+ mul.wide.u32 %rd2, %r1, 8;
+ add.s64 %rd3, %rd1, %rd2;
+ ld.global.v2.u32 {%r2, %r3}, [%rd3];
+ setp.gt.u32 %p1, %r2, 2;
+ @%p1 bra DEFAULT;
+$L_table:
+ .branchtargets A, B, C;
+ brx.idx %r2, $L_table;
+A:
+ add.u32 %r4, %r3, 10;
+ bra.uni END;
+B:
+ mul.lo.u32 %r4, %r3, 3;
+ bra.uni END;
+C:
+ sub.u32 %r4, %r3, 1;
+ bra.uni END;
+DEFAULT:
+ mov.u32 %r4, 0;
+END:
+ st.global.v2.u32 [%rd3], {%r4, %r2};
+ ret;
+}
+"""
+
+
+def test_brx_idx_jump_table_and_vector_loads():
+    sel = np.array([0, 1, 2, 3, 7, 2, 1, 0] * 4, np.uint32)
+    x = np.arange(32, dtype=np.uint32) + 5
+    io = np.stack([sel, x], axis=1).copy()
+    run = launch(SWITCH, "sw", 1, 32, [io])
+    want = np.select([sel == 0, sel == 1, sel == 2], [x + 10, x * 3, x - 1], 0)
+    assert np.array_equal(io[:, 0], want) and np.array_equal(io[:, 1], sel)
+    validate(run.trace)
+    labels = run.trace.label
+    for t in range(8):
+        names = [labels[b] for b in run.trace.thread_path(t)]
+        assert names[-2] == "END" and names[-1] == "<exit>"
+        if sel[t] <= 2:
+            assert names[2] == "ABC"[sel[t]]  # entry -> brx.idx block -> the jump-table target
+        else:
+            assert names[1] == "DEFAULT"
