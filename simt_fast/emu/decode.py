@@ -837,6 +837,8 @@ class _Decoder:
         rest = [m for m in ins.modifiers if m not in PRMT]
         if rest != ["b32"]:
             self.fail(ins, "prmt needs .b32")
+        if mode:
+            self.fail(ins, f"prmt mode '.{mode[0]}' is not supported by the emulator (only the generic byte selector)")
         self.nops(ins, 4)
         self.op[i] = OP_PRMT
         self.ty[i] = 4
