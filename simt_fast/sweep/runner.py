@@ -52,7 +52,7 @@ class SweepOutcome:
 
 
 class _Stop(Exception):
-    """Raised in the coordinator by SIGTERM so it can stop like on Ctrl-C."""
+    """Raised in the coordinator by SIGINT/SIGTERM: stop, keeping every stored point."""
 
 
 def default_jobs() -> int:
@@ -143,23 +143,37 @@ def run_points(points: list, out, *, jobs: Optional[int] = None, dask: Optional[
             return outcome
         bar = _Progress(progress, len(points), outcome.skipped, f"sweep -> {Path(out).name}")
 
+        # SIGINT/SIGTERM stop the sweep, but never in the middle of appending a row: a signal
+        # that arrives during an append is acted on right after it (the row is complete on disk).
+        state = {"appending": False, "pending": False}
+
+        def on_signal(signum, frame):
+            if state["appending"]:
+                state["pending"] = True
+                return
+            raise _Stop()
+
         def store(p: Point, result):
             stats, seconds, host = result
-            writer.append(p.point_id, p.trace_id, p.trace, p.config_dict(), stats, seconds, host)
+            state["appending"] = True
+            try:
+                writer.append(p.point_id, p.trace_id, p.trace, p.config_dict(), stats, seconds, host)
+            finally:
+                state["appending"] = False
             outcome.ran += 1
             outcome.sim_seconds += seconds
             bar.advance()
             if on_stored:
                 on_stored(p)
-
-        previous_term = signal.getsignal(signal.SIGTERM)
-
-        def on_term(signum, frame):
-            raise _Stop()
+            if state["pending"]:
+                raise _Stop()
 
         in_main = _in_main_thread()
+        previous = {}
         if in_main:
-            signal.signal(signal.SIGTERM, on_term)
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                if signal.getsignal(sig) is not signal.SIG_IGN:  # e.g. nohup / background jobs
+                    previous[sig] = signal.signal(sig, on_signal)
         try:
             if dask:
                 _run_dask(todo, dask, dask_processes, simulate, store, outcome)
@@ -179,8 +193,8 @@ def run_points(points: list, out, *, jobs: Optional[int] = None, dask: Optional[
         except (KeyboardInterrupt, _Stop):
             outcome.interrupted = True
         finally:
-            if in_main:
-                signal.signal(signal.SIGTERM, previous_term)
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
             bar.close()
     outcome.seconds = time.perf_counter() - t_start
     return outcome
