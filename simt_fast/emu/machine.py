@@ -337,12 +337,22 @@ def run(op, fast, ty, ty2, md, sub, okind, oval, ooff, space, vec, gpred, gneg, 
             mem[rgn[RG_SHARED]: rgn[RG_SHARED] + rgn[RG_SHARED_N]] = 0
             mem[rgn[RG_LOCAL]: rgn[RG_LOCAL] + T * rgn[RG_LOCAL_N]] = 0
             init_sregs(sregs, T, cta, grid, block, dyn_smem, rgn[RG_SHARED_N])
+            if nev + 2 * T > ev_cap:
+                ctl[NEV] = nev
+                ctl[NMEV] = nmev
+                ctl[INSTS] = insts
+                return ST_EV_FULL
             for t in range(T):
                 pc[t] = 0
                 st[t] = RUN
                 ev_t[nev] = np.int32(tbase + t)
-                ev_b[nev] = block_of[0]
+                ev_b[nev] = 0  # every path starts at the entry block
                 nev += 1
+                if n == 0:  # an empty body: entry -> virtual exit
+                    st[t] = DONE
+                    ev_t[nev] = np.int32(tbase + t)
+                    ev_b[nev] = block_of[0]
+                    nev += 1
             ctl[PHASE] = 1
         while True:
             for w in range(NW):
