@@ -186,3 +186,22 @@ def test_thread_frontiers_run_each_block_once_on_an_unstructured_dag():
     assert fr.simd_util > sps.simd_util and fr.cycles < sps.cycles
     for m in ("frontier", "sps", "mp"):
         assert simulate(trace, c.replace(mechanism=m)).to_dict() == reference.simulate(trace, c.replace(mechanism=m)).to_dict()
+
+
+def test_frontier_barrier_after_a_loop_whose_body_is_numbered_after_the_exit():
+    """RPO visits the loop body first, so the body's blocks get *higher* numbers than the loop exit X
+    (which ends in bar.sync). Thread 0 leaves the loop at once and waits at X's barrier, the
+    highest-priority PC; the warp must go on with thread 1 in the body (a barrier waiter is not part
+    of the frontier), else the barrier could never be released."""
+    A, H, BODY, X, E, EX = 0, 1, 2, 3, 4, 5
+    trace = tiny_trace(blocks=[["alu"], ["alu", "bra"], ["alu", "bra"], ["alu", "bar"], ["alu", "exit"]],
+                       succ=[[H], [BODY, X], [H], [E], [EX]],
+                       paths=[[A, H, X, E, EX], [A, H, BODY, H, X, E, EX]], barrier=[X], chain=True)
+    from simt_fast.sim import rpo_priority
+
+    prio = rpo_priority(trace.n_blocks, trace.succ_ptr, trace.succ_idx)
+    assert prio[X] < prio[BODY]
+    c = SimConfig(mechanism="frontier", warp_size=4, simd_width=4, lat_alu=2)
+    s = simulate(trace, c)
+    assert s.thread_insts == trace.total_thread_insts() and s.barrier_wait_cycles > 0
+    assert s.to_dict() == reference.simulate(trace, c).to_dict()

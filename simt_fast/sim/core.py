@@ -14,6 +14,8 @@ that takes only flat arrays (STUMPY's pattern).
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
 from .._jit import jit
@@ -361,18 +363,19 @@ def _simulate(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, n_regs, K, poli
     # per-warp cache of the earliest cycle any of its schedulable units can issue: a warp's units only
     # get ready earlier through its own issues or a barrier release, which reset the cache to 0
     wready = np.zeros(n_slots, np.int64)
+    sk_next = np.zeros((n_sms, n_sched), np.int64)  # per-scheduler cache of the same (min over its warps)
 
     _run(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, policy, max_cycles, no_progress, block_start, succ_ptr,
          succ_idx, ipdom, has_bar, prio, op_class, dst_reg, src_reg, lat, path_ptr, path, exit_b, syncwarp, ev,
          occ_hist, q_hist, g, wpc, WS, n_slots, n_q, qmask, occ, st, rt, winfo, sb, ran_ep, ran_m, pos, cta_live,
-         cta_arr, simd_free, rr, last, sm_next, sm_res, order, order_n, nxt, gblk, gmask, cand, wready)
+         cta_arr, simd_free, rr, last, sm_next, sm_res, order, order_n, nxt, gblk, gmask, cand, wready, sk_next)
 
 
 @helper
 def _run(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, policy, max_cycles, no_progress, block_start, succ_ptr,
          succ_idx, ipdom, has_bar, prio, op_class, dst_reg, src_reg, lat, path_ptr, path, exit_b, syncwarp, ev,
          occ_hist, q_hist, g, wpc, WS, n_slots, n_q, qmask, occ, st, rt, winfo, sb, ran_ep, ran_m, pos, cta_live,
-         cta_arr, simd_free, rr, last, sm_next, sm_res, order, order_n, nxt, gblk, gmask, cand, wready):
+         cta_arr, simd_free, rr, last, sm_next, sm_res, order, order_n, nxt, gblk, gmask, cand, wready, sk_next):
     """The cycle loop (NRT-free: it never allocates, so its many helper calls cost no refcounting)."""
     # ---- CTA dispatch: fill every SM up to its CTA limit, in CTA order --------------------------
     next_cta = 0
@@ -407,10 +410,16 @@ def _run(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, policy, max_cycles, 
                     if simd_free[sm, k] < nt:
                         nt = simd_free[sm, k]
                     continue
+                if sk_next[sm, k] > now:
+                    # none of this scheduler's warps can issue yet (cached by its last walk)
+                    if sk_next[sm, k] < nt:
+                        nt = sk_next[sm, k]
+                    continue
                 # warps of this scheduler (slots k, k + n_sched, ...), in policy order
                 nk = (WS - k + n_sched - 1) // n_sched
                 n_w = order_n[sm] + 1 if policy == POLICY_GTO else nk
                 issued_k = False
+                k_nt = INF
                 for jj in range(n_w):
                     if policy == POLICY_GTO:
                         # greedy: the warp that issued last first, then oldest first
@@ -433,6 +442,8 @@ def _run(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, policy, max_cycles, 
                     if wready[w] > now:
                         if wready[w] < nt:
                             nt = wready[w]
+                        if wready[w] < k_nt:
+                            k_nt = wready[w]
                         continue
                     stn = winfo[w, W_STN]
                     if stn == 1:
@@ -473,6 +484,8 @@ def _run(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, policy, max_cycles, 
                                 nt = t
                             if t < w_t:
                                 w_t = t
+                            if t < k_nt:
+                                k_nt = t
                             continue
                         # ---- issue unit i of warp w -------------------------------------------
                         stn_before = winfo[w, W_STN]
@@ -535,6 +548,10 @@ def _run(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, policy, max_cycles, 
                         if err:
                             return
                         issued_k = True
+                        if size == off + 1:
+                            # a block end may release a barrier or retire threads on other schedulers
+                            for kk in range(n_sched):
+                                sk_next[sm, kk] = 0
                         if mech != MIMD:
                             break
                         # mimd: every ready thread issues; rescan if the table shape changed
@@ -548,6 +565,7 @@ def _run(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, policy, max_cycles, 
                         rr[sm, k] = (w - sm * WS - k) // n_sched
                         last[sm, k] = w
                         break
+                sk_next[sm, k] = 0 if issued_k else k_nt
                 if issued_k:
                     issued_sm = True
                     if mech != MIMD:
@@ -569,6 +587,7 @@ def _run(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, policy, max_cycles, 
                         _dispatch(mech, sm, c, next_cta, now + 1, W, wpc, WS, tpc, path_ptr, path, exit_b, st,
                                   winfo, sb, pos, cta_live, order, order_n, sm_res, g, ev, rt)
                         wready[w0:w0 + wpc] = 0
+                        sk_next[sm, :] = 0
                         next_cta += 1
                         nt = now + 1
             if issued_sm:
@@ -720,3 +739,25 @@ def _block_end(mech, st, rt, winfo, w, i, now, b, active, has_bar, pos, path, su
         wready[w2] = 0  # released units become schedulable: recompute these warps
     return release_barrier(mech, cta, now, st, rt, winfo, w0, wpc, pos, path, succ_ptr, succ_idx, ipdom, exit_b,
                            prio, cta_live, cta_arr, nxt, gblk, gmask, g, ev)
+
+
+def _drop_stale_cache() -> None:
+    """numba's on-disk cache of this module's kernels is keyed on *this* file only, but the kernels
+    compile in the mechanism modules' code: if any of those is newer than the cached index, the
+    cached machine code is stale, so remove it (it is rebuilt on the next call)."""
+    here = Path(__file__).resolve()
+    cache_dir = here.parent / "__pycache__"
+    if not cache_dir.is_dir():
+        return
+    deps = [here, *sorted((here.parent / "mech").glob("*.py"))]
+    newest = max(p.stat().st_mtime for p in deps)
+    entries = list(cache_dir.glob("core.*.nbi")) + list(cache_dir.glob("core.*.nbc"))
+    if any(e.stat().st_mtime < newest for e in entries if e.suffix == ".nbi"):
+        for e in entries:
+            try:
+                e.unlink()
+            except OSError:  # another process got there first
+                pass
+
+
+_drop_stale_cache()

@@ -2,7 +2,8 @@
 
 Each thread has its own PC; a warp issues the threads at its highest-priority PC, the priority
 being the block's reverse post-order number (then the offset). Threads at the same PC form one
-unit, so diverged paths merge wherever they meet, not only at the IPDOM.
+unit, so diverged paths merge wherever they meet, not only at the IPDOM. A unit stalled on its
+operands stalls the warp; a unit waiting at a barrier leaves the frontier until the release.
 """
 
 from ._tables import helper
@@ -16,9 +17,15 @@ SUMMARY = "earliest reconvergence: issue the threads at the highest-priority (RP
 
 @helper
 def schedulable(st, rt, winfo, w, prio, out):
-    """The one unit at the highest-priority PC (lowest RPO number, then lowest offset)."""
+    """The one unit at the highest-priority PC (lowest RPO number, then lowest offset).
+
+    Units waiting at a barrier are not part of the frontier: the warp goes on with the next PC
+    (otherwise threads the barrier waits for, at lower-priority PCs, could never get there).
+    """
     best = -1
     for i in range(winfo[w, W_STN]):
+        if st[w, i, S_STATE] != 0:
+            continue
         if best < 0 or prio[st[w, i, S_BLK]] < prio[st[w, best, S_BLK]] or (
                 st[w, i, S_BLK] == st[w, best, S_BLK] and st[w, i, S_OFF] < st[w, best, S_OFF]):
             best = i

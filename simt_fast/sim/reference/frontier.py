@@ -4,9 +4,10 @@ from __future__ import annotations
 
 
 def schedulable(warp, prio) -> list:
-    if not warp.st:
+    ready = [i for i, u in enumerate(warp.st) if not u.waiting]  # barrier waiters leave the frontier
+    if not ready:
         return []
-    best = min(range(len(warp.st)), key=lambda i: (prio[warp.st[i].blk], warp.st[i].off, i))
+    best = min(ready, key=lambda i: (prio[warp.st[i].blk], warp.st[i].off, i))
     return [best]
 
 
