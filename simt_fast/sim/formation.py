@@ -38,7 +38,8 @@ F_BART = 7
 F_CTA = 8  # tbc: owning CTA
 F_N = 9  # threads in the warp
 F_READY = 10  # cached earliest issue cycle of its next instruction (F_NB and operands)
-F_NF = 11
+F_CS = 11  # tbc: the owning CTA's residency slot (sm * cta_lim + CTA slot)
+F_NF = 12
 
 # counters (g[G_*]); the wrapper maps them onto Stats
 G_CYCLES = 0
@@ -78,8 +79,9 @@ from .reference.formation import slot_checksum  # noqa: E402,F401  (one definiti
 # ------------------------------------------------------------------------------------------------
 @jit
 def _row(t, tpc, cslot):
-    """Scoreboard row of thread ``t``: its CTA's residency slot times tpc plus its CTA-local id."""
-    return cslot[t // tpc] * tpc + t % tpc
+    """Scoreboard row of thread ``t`` (its CTA's residency slot * tpc + CTA-local id), precomputed
+    at dispatch in ``cslot`` (indexed by thread) so the hot loops do no integer division."""
+    return cslot[t]
 
 
 @jit
@@ -383,6 +385,7 @@ def _tbc_activate(cs, base, cta, nb, wf, wsl, depth, ent_pc, ent_rpc, ent_nw, la
                 if n > 0:
                     _new_warp(wf, wsl, base + i, g, ent_pc[cs, d], nb, cta)
                     wf[base + i, F_N] = n
+                    wf[base + i, F_CS] = cs
                     _ready(wf, wsl, base + i, W, reg_ready, tpc, cslot, block_start, src_reg)
                     i += 1
             if i > 0:
@@ -418,7 +421,7 @@ def _tbc_finish(w, now, wf, wsl, W, wpc, pos, path, succ_ptr, succ_idx, exit_b, 
             wsl[w, s] = HOLE
             wf[w, F_N] -= 1
     cta = wf[w, F_CTA]
-    cs = cslot[cta]
+    cs = wf[w, F_CS]
     base = (w // WS) * WS + (cs % (WS // wpc)) * wpc
     top = depth[cs] - 1
     lo = succ_ptr[b]
@@ -789,7 +792,8 @@ def _dispatch(mech, sm, c, cta, now, W, wpc, WS, tpc, cta_lim, path_ptr, path, e
               reg_ready, pool, pool_n, free, free_n, depth, ent_pc, ent_rpc, ent_nw, lay, g, block_start, src_reg):
     """CTA ``cta`` becomes resident in CTA slot ``c`` of ``sm``; its warps start at the entry block."""
     cs = sm * cta_lim + c
-    cslot[cta] = cs
+    for lt in range(tpc):
+        cslot[cta * tpc + lt] = cs * tpc + lt
     reg_ready[cs * tpc:(cs + 1) * tpc, :] = 0
     live_total = 0
     if mech == TBC:
@@ -860,7 +864,7 @@ def _simulate(mech, hws, sync, majority, gto, W, sw, n_sms, n_sched, cta_lim, tp
     ent_nw = np.zeros((n_cs, D), np.int64)
     lay = np.full((n_cs if mech == TBC else 1, D, wpc, W), HOLE, np.int64)
     reg_ready = np.zeros((n_cs * tpc, max(n_regs, 1)), np.int64)
-    cslot = np.full(n_ctas, -1, np.int64)
+    cslot = np.zeros(path_ptr.shape[0] - 1, np.int64)  # thread -> scoreboard row
     pos = np.zeros(path_ptr.shape[0] - 1, np.int64)
     cta_live = np.zeros(n_ctas, np.int64)
     cta_arr = np.zeros(n_ctas, np.int64)
