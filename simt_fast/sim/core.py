@@ -86,19 +86,6 @@ SB_MASK = 1
 # (the multi-path paper's concern). Masks in a register's slots are kept disjoint.
 # ------------------------------------------------------------------------------------------------
 @helper
-def sb_ready(sb, w, src_reg, instr, mask):
-    t = 0
-    for j in range(3):
-        r = src_reg[instr, j]
-        if r < 0:
-            continue
-        for k in range(sb.shape[2]):
-            if sb[w, r, k, SB_MASK] & mask and sb[w, r, k, SB_TIME] > t:
-                t = sb[w, r, k, SB_TIME]
-    return t
-
-
-@helper
 def sb_write(sb, w, r, mask, ready, now):
     free = -1
     latest = 0
@@ -469,7 +456,7 @@ def _run(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, policy, max_cycles, 
                         b = st[w, i, S_BLK]
                         instr = block_start[b] + st[w, i, S_OFF]
                         mask = st[w, i, S_MASK]
-                        # operands ready? (sb_ready, inlined: this runs for every candidate)
+                        # operands ready? no source register may have a pending write for any of its threads
                         t = 0
                         for j in range(3):
                             r = src_reg[instr, j]
