@@ -456,3 +456,45 @@ def test_empty_kernel_paths_go_from_entry_to_exit():
     tr = run.trace
     # (not validated: build_cfg currently gives an empty body's entry block a self-loop, not an edge to the exit)
     assert run.thread_insts == 0 and all(list(tr.thread_path(t)) == [0, tr.exit] for t in range(16))
+
+
+BAR_RED = HEAD + """
+.visible .entry red(.param .u64 flags, .param .u64 res)
+{
+ .reg .pred %p<5>;
+ .reg .b32 %r<8>;
+ .reg .b64 %rd<6>;
+ ld.param.u64 %rd1, [flags];
+ ld.param.u64 %rd2, [res];
+ mov.u32 %r1, %tid.x;
+ mul.wide.u32 %rd3, %r1, 4;
+ add.s64 %rd4, %rd1, %rd3;
+ ld.global.u32 %r2, [%rd4];
+ setp.ne.u32 %p1, %r2, 0;
+ bar.red.popc.u32 %r3, 0, %p1;
+ bar.red.and.pred %p2, 0, %p1;
+ bar.red.or.pred %p3, 0, %p1;
+ selp.u32 %r4, 1, 0, %p2;
+ selp.u32 %r5, 1, 0, %p3;
+ mul.wide.u32 %rd3, %r1, 12;
+ add.s64 %rd5, %rd2, %rd3;
+ st.global.u32 [%rd5], %r3;
+ st.global.u32 [%rd5+4], %r4;
+ st.global.u32 [%rd5+8], %r5;
+ ret;
+}
+"""
+
+
+@settings(max_examples=10, deadline=None)
+@given(flags=st.lists(st.integers(0, 1), min_size=96, max_size=96))
+def test_bar_red_popc_and_or_over_the_cta(flags):
+    from simt_fast.emu.reference import run_reference
+
+    f = np.array(flags, np.uint32)
+    res = np.zeros((96, 3), np.uint32)
+    run = launch(BAR_RED, "red", 1, 96, [f, res])
+    assert np.all(res[:, 0] == f.sum()) and np.all(res[:, 1] == int(f.all())) and np.all(res[:, 2] == int(f.any()))
+    res2 = np.zeros((96, 3), np.uint32)
+    paths, insts = run_reference(load_kernel(BAR_RED), 1, 96, [f.copy(), res2])
+    assert np.array_equal(res, res2) and insts == run.thread_insts

@@ -969,10 +969,20 @@ class _Decoder:
         if "warp" in words:
             self.op[i] = OP_NOP  # bar.warp.sync: the warp's threads here already run in lock step
             return
-        if words - {"sync"} and not (words <= {"sync"}):
-            self.fail(ins, f"'{ins.opcode}' is not supported by the emulator (only bar.sync / barrier.sync)")
-        if ins.base == "bar" and not words:
-            pass  # plain "bar 0" == bar.sync
+        if "red" in words:
+            # bar.red.{popc.u32, and.pred, or.pred} d, id, p: __syncthreads_count/_and/_or
+            red = words - {"red"}
+            kinds = {frozenset({"popc", "u32"}): 1, frozenset({"and", "pred"}): 2, frozenset({"or", "pred"}): 3}
+            if frozenset(red) not in kinds or len(ins.operands) != 3:
+                self.fail(ins, f"'{ins.opcode}' is not supported (bar.red.popc.u32 / .and.pred / .or.pred d, id, p)")
+            self.op[i] = OP_BAR
+            self.sub[i] = kinds[frozenset(red)]
+            self.put(i, 0, ins, ins.operands[0], 4 if self.sub[i] == 1 else 0x31, dst=True)
+            self.put(i, 1, ins, ins.operands[1], 4)
+            self.put(i, 2, ins, ins.operands[2], 0x31)
+            return
+        if words - {"sync"}:
+            self.fail(ins, f"'{ins.opcode}' is not supported by the emulator (bar.sync, barrier.sync and bar.red only)")
         if len(ins.operands) == 2:
             self.fail(ins, "bar.sync with an explicit thread count is not supported by the emulator")
         self.op[i] = OP_BAR

@@ -333,6 +333,7 @@ def launch(
     lanes = np.zeros(32, np.int64)
     act = np.zeros(32, np.uint8)
     vals = np.zeros(32, np.uint64)
+    barv = np.zeros(T, np.uint8)
     ctl = np.zeros(M.CTL_SIZE, np.int64)
     ctl[M.MAX_INSTS] = DEFAULT_MAX_INSTS if max_insts is None else int(max_insts)
     ctas_per_batch = max(1, int(batch_threads) // T)
@@ -365,7 +366,7 @@ def launch(
                     kern.is_leader, kern.block_of, kern.blk_mem, prog.n_regs,
                     np.array(grid3, np.int64), np.array(block3, np.int64), int(shared_bytes),
                     memory.mem, memory.gbuf_lo, memory.gbuf_hi, memory.gbuf_off, memory.rgn,
-                    regs, sregs, pc, st, lanes, act, vals,
+                    regs, sregs, pc, st, lanes, act, vals, barv,
                     ctl, ev_t, ev_b, bool(record_mem), mev_t, mev_a,
                 )
                 if status == M.ST_DONE:

@@ -305,7 +305,7 @@ def init_sregs(sregs, T, cta, grid, block, dyn_smem, total_smem):
 def run(op, fast, ty, ty2, md, sub, okind, oval, ooff, space, vec, gpred, gneg, target, jt_ptr, jt_idx,
         is_leader, block_of, blk_mem, n_regs, grid, block, dyn_smem,
         mem, gbuf_lo, gbuf_hi, gbuf_off, rgn,
-        regs, sregs, pc, st, lanes, act, vals,
+        regs, sregs, pc, st, lanes, act, vals, barv,
         ctl, ev_t, ev_b, record_mem, mev_t, mev_a):
     m8 = mem
     m16 = mem.view(np.uint16)
@@ -439,6 +439,8 @@ def run(op, fast, ty, ty2, md, sub, okind, oval, ooff, space, vec, gpred, gneg, 
                                 pc[t] = p + 1
                                 if act[k]:
                                     st[t] = WAIT
+                                    if sub[p] != 0:  # bar.red: remember this thread's predicate
+                                        barv[t] = np.uint8(rdop(okind, oval, p, 2, regs, t * RS, sregs, t * NS) & U1)
                                 if p + 1 >= n:
                                     st[t] = DONE
                                 ev_t[nev] = np.int32(tbase + t)
@@ -767,8 +769,23 @@ def run(op, fast, ty, ty2, md, sub, okind, oval, ooff, space, vec, gpred, gneg, 
                 ctl[NEV] = nev
                 ctl[INSTS] = insts
                 return ST_FAULT
+            # bar.red: every waiting thread gets the reduction over the CTA's predicates
+            pop = 0
+            for t in range(T):
+                if st[t] == WAIT and sub[pc[t] - 1] != 0:
+                    pop += np.int64(barv[t])
             for t in range(T):
                 st[t] = RUN
+                pb = pc[t] - 1
+                kind = sub[pb]
+                if kind != 0 and okind[pb, 0] == K_REG:
+                    if kind == 1:
+                        r = np.uint64(pop)
+                    elif kind == 2:
+                        r = U1 if pop == nwait else U0
+                    else:
+                        r = U1 if pop > 0 else U0
+                    regs[t * RS + np.int64(oval[pb, 0])] = r
         ctl[CTA] = cta + 1
         ctl[PHASE] = 0
     ctl[NEV] = nev

@@ -101,6 +101,7 @@ def run_reference(kern: Kernel, grid, block, args, shared_bytes: int = 0, max_in
         done = [False] * T
         cta_paths = [[block_of[0]] for _ in range(T)]
         sregs = [_sregs(t, cta, grid3, block3) for t in range(T)]
+        barpred = {}
         while not all(done):
             waiting = 0
             for t in range(T):
@@ -209,6 +210,8 @@ def run_reference(kern: Kernel, grid, block, args, shared_bytes: int = 0, max_in
                         done[t] = True
                     if leader[npc]:
                         cta_paths[t].append(block_of[npc])
+                    if o == D.OP_BAR and active and int(prog.sub[i]):
+                        barpred[t] = rd(i, 2) & 1
                     if done[t] or (o == D.OP_BAR and active):
                         break
                     if stop and leader[npc]:
@@ -217,6 +220,14 @@ def run_reference(kern: Kernel, grid, block, args, shared_bytes: int = 0, max_in
                     waiting += 1
             if waiting and any(done):
                 raise EmuError("reference: barrier not reached by exited threads")
+            if barpred:  # bar.red: popc / and / or of the CTA's predicates, written to every thread
+                pop = sum(barpred.values())
+                for t in range(T):
+                    i = pcs[t] - 1
+                    kind = int(prog.sub[i])
+                    if not done[t] and int(prog.op[i]) == D.OP_BAR and kind and int(prog.okind[i, 0]) == D.K_REG:
+                        regs[t][int(prog.oval[i, 0])] = pop if kind == 1 else int(pop == waiting if kind == 2 else pop > 0)
+                barpred.clear()
         paths.extend(cta_paths)
     mem.copy_back(args)
     return paths, insts
