@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..ir.flat import register_ids
-from ..ir.model import Address, Function, Imm, Label, Module, PTXError, Reg, SpecialReg, Symbol, Vector
+from ..ir.model import Address, Function, Imm, Module, PTXError, Reg, SpecialReg, Symbol, Vector
 
 # ---- operand kinds ----------------------------------------------------------------------------
 K_NONE, K_REG, K_IMM, K_SREG, K_ADDR, K_SINK = 0, 1, 2, 3, 4, 5

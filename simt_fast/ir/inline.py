@@ -36,7 +36,6 @@ from .model import (
     Reg,
     RegDecl,
     Symbol,
-    Variable,
     Vector,
 )
 
