@@ -712,10 +712,17 @@ def _pick_dwf(majority, sm, now, wf, pool, pool_n, last_age, cnt, block_start):
     """dwf scheduling: ``majority`` (the PC with most threads first) or ``lrr`` (by age, round robin)."""
     best_i = -1
     if majority:
+        # cnt[0, pc] = threads at pc, valid when cnt[1, pc] holds this pick's stamp (no reset pass)
+        cnt[1, cnt.shape[1] - 1] += 1
+        stamp = cnt[1, cnt.shape[1] - 1]
         for j in range(pool_n[sm]):
             w = pool[sm, j]
             if wf[w, F_STATE] == 0:
-                cnt[block_start[wf[w, F_BLK]] + wf[w, F_OFF]] += wf[w, F_N]
+                i = block_start[wf[w, F_BLK]] + wf[w, F_OFF]
+                if cnt[1, i] != stamp:
+                    cnt[1, i] = stamp
+                    cnt[0, i] = 0
+                cnt[0, i] += wf[w, F_N]
         # one pass: the best PC among ready warps, and at that PC the first ready warp (age order)
         # and the first one younger than the last issued (round robin)
         best_c = -1
@@ -725,7 +732,7 @@ def _pick_dwf(majority, sm, now, wf, pool, pool_n, last_age, cnt, block_start):
             w = pool[sm, j]
             i = block_start[wf[w, F_BLK]] + wf[w, F_OFF]
             if wf[w, F_STATE] == 0 and wf[w, F_READY] <= now:
-                c = cnt[i]
+                c = cnt[0, i]
                 if c > best_c or (c == best_c and i < best_i):
                     best_c = c
                     best_i = i
@@ -733,9 +740,6 @@ def _pick_dwf(majority, sm, now, wf, pool, pool_n, last_age, cnt, block_start):
                     after = w if wf[w, F_AGE] > last_age[sm] else -1
                 elif i == best_i and after < 0 and wf[w, F_AGE] > last_age[sm]:
                     after = w
-        for j in range(pool_n[sm]):
-            w = pool[sm, j]
-            cnt[block_start[wf[w, F_BLK]] + wf[w, F_OFF]] = 0
         pick = after if after >= 0 else first
         if pick >= 0:
             last_age[sm] = wf[pick, F_AGE]
@@ -875,7 +879,9 @@ def _simulate(mech, hws, sync, majority, gto, W, sw, n_sms, n_sched, cta_lim, tp
     last_age = np.full(n_sms, -1, np.int64)
     sm_next = np.zeros(n_sms, np.int64)
     sm_res = np.zeros(n_sms, np.int64)
-    cnt = np.zeros(block_start[-1] + 1, np.int64)
+    smr = np.zeros(n_sms, np.int64)  # cached earliest READY of the SM's issuable warps
+    dirty = np.ones(n_sms, np.bool_)
+    cnt = np.zeros((2, block_start[-1] + 1), np.int64)  # majority: threads per PC, and a stamp
     scr = np.zeros((4, W), np.int64)  # orig, male, out, squeezed
     sq_i = np.zeros((4, max(W, n_q, n_cs) + 1), np.int64)  # squeeze counts/order, CTA list, release queue
 
@@ -952,23 +958,29 @@ def _simulate(mech, hws, sync, majority, gto, W, sw, n_sms, n_sched, cta_lim, tp
                         res_cta[sm, c] = next_cta
                         sm_res[sm] += 1
                         next_cta += 1
+                        dirty[sm] = True
             # next cycle this SM can issue: a SIMD unit is free and some warp is ready (only this SM's
             # own issues change its warps, so nothing can happen here before that cycle)
             if issued_sm:
                 last_progress = now
             else:
                 g[G_IDLE] += 1
-            min_ready = INF
-            if mech == TBC:
-                for j in range(WS):
-                    w = sm * WS + j
-                    if wf[w, F_USED] and wf[w, F_STATE] == 0 and wf[w, F_READY] < min_ready:
-                        min_ready = wf[w, F_READY]
-            else:
-                for j in range(pool_n[sm]):
-                    w = pool[sm, j]
-                    if wf[w, F_STATE] == 0 and wf[w, F_READY] < min_ready:
-                        min_ready = wf[w, F_READY]
+            if issued_sm or dirty[sm]:
+                # warps change only when this SM issues or gets a new CTA: rescan only then
+                dirty[sm] = False
+                min_ready = INF
+                if mech == TBC:
+                    for j in range(WS):
+                        w = sm * WS + j
+                        if wf[w, F_USED] and wf[w, F_STATE] == 0 and wf[w, F_READY] < min_ready:
+                            min_ready = wf[w, F_READY]
+                else:
+                    for j in range(pool_n[sm]):
+                        w = pool[sm, j]
+                        if wf[w, F_STATE] == 0 and wf[w, F_READY] < min_ready:
+                            min_ready = wf[w, F_READY]
+                smr[sm] = min_ready
+            min_ready = smr[sm]
             nt = INF
             if min_ready < INF:
                 for k in range(n_sched):
