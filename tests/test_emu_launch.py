@@ -498,3 +498,10 @@ def test_bar_red_popc_and_or_over_the_cta(flags):
     res2 = np.zeros((96, 3), np.uint32)
     paths, insts = run_reference(load_kernel(BAR_RED), 1, 96, [f.copy(), res2])
     assert np.array_equal(res, res2) and insts == run.thread_insts
+
+
+def test_long_paths_flush_batches_early_with_the_same_trace():
+    out = np.zeros(32, np.uint32)
+    whole = launch(DIVERGE, "diverge", 6, 32, [out]).trace
+    parts = launch(DIVERGE, "diverge", 6, 32, [out], ev_soft_limit=40).trace  # flush after every CTA
+    assert np.array_equal(whole.path, parts.path) and np.array_equal(whole.path_ptr, parts.path_ptr)

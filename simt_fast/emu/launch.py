@@ -27,6 +27,7 @@ __all__ = ["launch", "Launch", "EmuError", "load_kernel", "Kernel"]
 
 DEFAULT_MAX_INSTS = 10**11
 BATCH_THREADS = 1 << 16  # threads per CTA batch: bounds event buffers and trace batches
+EV_SOFT_LIMIT = 1 << 24  # block events (8 bytes each) after which a batch is flushed early
 MAX_CTA_THREADS = 1024
 
 
@@ -297,6 +298,7 @@ def launch(
     progress: Optional[Callable[[int, int], None]] = None,
     batch_threads: int = BATCH_THREADS,
     attrs: Optional[dict] = None,
+    ev_soft_limit: int = EV_SOFT_LIMIT,
 ) -> Launch:
     """Emulate ``kernel`` of ``ptx`` on ``grid`` x ``block`` threads with ``args``.
 
@@ -336,6 +338,7 @@ def launch(
     barv = np.zeros(T, np.uint8)
     ctl = np.zeros(M.CTL_SIZE, np.int64)
     ctl[M.MAX_INSTS] = DEFAULT_MAX_INSTS if max_insts is None else int(max_insts)
+    ctl[M.EV_SOFT] = int(ev_soft_limit)
     ctas_per_batch = max(1, int(batch_threads) // T)
     ev_cap = max(1024, ctas_per_batch * T * 8)
     ev_t = np.empty(ev_cap, np.int32)
@@ -354,7 +357,8 @@ def launch(
             source_sha256=kern.source_sha256, attrs=attrs, with_mem=record_mem,
         )
     try:
-        for first in range(0, n_ctas, ctas_per_batch):
+        first = 0
+        while first < n_ctas:
             last = min(n_ctas, first + ctas_per_batch)
             ctl[M.CTA], ctl[M.CTA_END], ctl[M.BATCH_CTA0], ctl[M.PHASE] = first, last, first, 0
             ctl[M.NEV] = 0
@@ -369,7 +373,7 @@ def launch(
                     regs, sregs, pc, st, lanes, act, vals, barv,
                     ctl, ev_t, ev_b, bool(record_mem), mev_t, mev_a,
                 )
-                if status == M.ST_DONE:
+                if status == M.ST_DONE or status == M.ST_FLUSH:
                     break
                 if status == M.ST_EV_FULL:
                     ev_t = _grow(ev_t, int(ctl[M.NEV]))
@@ -379,6 +383,7 @@ def launch(
                     mev_a = _grow(mev_a, int(ctl[M.NMEV]))
                 else:
                     raise EmuError(_fault_message(kern, ctl, grid3, block3))
+            last = int(ctl[M.CTA])  # == the batch end, or earlier after ST_FLUSH
             bt = (last - first) * T
             if writer is not None or in_memory:
                 nev = int(ctl[M.NEV])
@@ -400,6 +405,7 @@ def launch(
                         mptrs.append(mptr)
             if progress is not None:
                 progress(last * T, n_threads)
+            first = last
     except BaseException:
         if writer is not None:
             writer.abort()

@@ -30,10 +30,11 @@ from .fp import R_RN, round_f32, two_sum
 # ---- control block layout (ctl, int64) --------------------------------------------------------
 CTA, CTA_END, BATCH_CTA0, PHASE, NEV, NMEV, INSTS, MAX_INSTS = 0, 1, 2, 3, 4, 5, 6, 7
 F_CODE, F_THREAD, F_PC, F_ADDR, F_AUX, F_CTA = 8, 9, 10, 11, 12, 13
+EV_SOFT = 14  # flush after the CTA that takes either log past this many entries
 CTL_SIZE = 16
 
 # ---- statuses and faults ----------------------------------------------------------------------
-ST_DONE, ST_EV_FULL, ST_MEV_FULL, ST_FAULT = 0, 1, 2, 3
+ST_DONE, ST_EV_FULL, ST_MEV_FULL, ST_FAULT, ST_FLUSH = 0, 1, 2, 3, 4
 F_OOB, F_MISALIGNED, F_BARRIER, F_LIMIT, F_TRAP, F_WARPSYNC, F_BRX, F_CONST_WRITE = 1, 2, 3, 4, 5, 6, 7, 8
 
 # ---- region table (rgn, int64) ----------------------------------------------------------------
@@ -788,6 +789,12 @@ def run(op, fast, ty, ty2, md, sub, okind, oval, ooff, space, vec, gpred, gneg, 
                     regs[t * RS + np.int64(oval[pb, 0])] = r
         ctl[CTA] = cta + 1
         ctl[PHASE] = 0
+        if (nev >= ctl[EV_SOFT] or nmev >= ctl[EV_SOFT]) and cta + 1 < ctl[CTA_END]:
+            # the logs of this batch are big (long paths): let the caller flush finished CTAs first
+            ctl[NEV] = nev
+            ctl[NMEV] = nmev
+            ctl[INSTS] = insts
+            return ST_FLUSH
     ctl[NEV] = nev
     ctl[NMEV] = nmev
     ctl[INSTS] = insts
