@@ -560,7 +560,8 @@ def _run(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, policy, max_cycles, 
                         if now + occ < nt:
                             nt = now + occ
             # ---- retire finished CTAs and dispatch replacements into their slots -----------------
-            for c in range(cta_lim):
+            # (a CTA finishes only through an issue of one of its warps, so only after an issue)
+            for c in range(cta_lim if issued_sm else 0):
                 w0 = sm * WS + c * wpc
                 cta = winfo[w0, W_CTA]
                 if cta >= 0 and cta_live[cta] == 0:
@@ -604,7 +605,7 @@ def _run(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, policy, max_cycles, 
             _blame(st, winfo, n_slots, g)
             return
         # skipped cycles: nothing issues anywhere; an SM is idle once all its SIMD units drained
-        for sm in range(n_sms):
+        for sm in range(n_sms if nxt_t > now + 1 else 0):
             if sm_res[sm] > 0:
                 busy_until = now + 1
                 for k in range(n_sched):
