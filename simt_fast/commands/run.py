@@ -22,6 +22,12 @@ def parse_sets(items: List[str]) -> dict:
     return out
 
 
+def _stderr_console():
+    from rich.console import Console
+
+    return Console(stderr=True)
+
+
 def register(app: typer.Typer) -> None:
     @app.command("run")
     def run_cmd(
@@ -46,8 +52,15 @@ def register(app: typer.Typer) -> None:
                 get(c.mechanism)  # reject unknown/unimplemented names before any work
             trace = Trace.load(trace_file)
             results = []
-            for c in configs:
-                results.append((c, simulate(trace, c)))
+            from rich.progress import Progress
+
+            # one step per mechanism; transient, on stderr, so --json output stays clean
+            with Progress(transient=True, console=_stderr_console()) as progress:
+                task = progress.add_task("simulating", total=len(configs))
+                for c in configs:
+                    progress.update(task, description=f"simulating {c.mechanism}")
+                    results.append((c, simulate(trace, c)))
+                    progress.advance(task)
 
         if as_json:
             typer.echo(json.dumps({"trace": str(trace_file), "results": [
