@@ -11,8 +11,7 @@ when it reconverges the merged split re-joins its sibling under the older entry.
 RT rows + 1. (A branch with more than two targets puts all its groups in the one entry.)
 """
 
-from ._tables import helper
-from ._tables import R_ID, S_PAR, W_RTN, W_STN
+from ._tables import R_ID, S_PAR, W_RTN, W_STN, helper
 
 NAME = "dps"
 CODE = 2

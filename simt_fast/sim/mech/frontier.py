@@ -6,8 +6,7 @@ unit, so diverged paths merge wherever they meet, not only at the IPDOM. A unit 
 operands stalls the warp; a unit waiting at a barrier leaves the frontier until the release.
 """
 
-from ._tables import helper
-from ._tables import S_BLK, S_MASK, S_OFF, S_STATE, S_T, W_STN, st_remove
+from ._tables import S_BLK, S_MASK, S_OFF, S_STATE, S_T, W_STN, st_remove, helper
 
 NAME = "frontier"
 CODE = 5

@@ -18,10 +18,9 @@ Rules, as implemented on the shared tables (``_tables``):
 ``sps`` and ``dps`` reuse these tables with a narrower schedulable set (see their modules).
 """
 
-from ._tables import helper
 from ._tables import (
     R_BLK, R_OFF, R_PAR, R_PEND, R_RMASK, R_RPCB, R_RPCO, S_BLK, S_MASK, S_OFF, S_PAR, S_RPCB, S_RPCO,
-    S_STATE, W_LIVE, W_RTN, W_STN, rt_append, rt_find, rt_remove, st_append, st_remove,
+    S_STATE, W_LIVE, W_RTN, W_STN, helper, rt_append, rt_find, rt_remove, st_append, st_remove,
 )
 
 NAME = "mp"

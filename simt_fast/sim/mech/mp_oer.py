@@ -9,9 +9,8 @@ there its pending bits clear and the merged split moves to the ST (seed 001 step
 splits both at (block, 0) merge at once. Each such event counts one ``early_reconvergences``.
 """
 
-from ._tables import helper
 from ._tables import (
-    R_PEND, S_BLK, S_MASK, S_OFF, S_PAR, S_RPCB, S_RPCO, S_STATE, S_T, W_RTN, W_STN, rt_append, st_remove,
+    S_BLK, S_MASK, S_OFF, S_PAR, S_RPCB, S_RPCO, S_STATE, S_T, W_STN, helper, rt_append, st_remove,
 )
 from .mp import schedulable  # noqa: F401  (every split is schedulable, as in mp)
 

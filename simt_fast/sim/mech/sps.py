@@ -11,8 +11,7 @@ arrives the RT entry re-enters the ST as the newest row (the entry that is now o
 = ST rows + RT rows.
 """
 
-from ._tables import helper
-from ._tables import W_STN
+from ._tables import W_STN, helper
 
 NAME = "sps"
 CODE = 1
