@@ -681,7 +681,34 @@ def run(op, fast, ty, ty2, md, sub, okind, oval, ooff, space, vec, gpred, gneg, 
                             i4 = np.int64(v4)
                             m = mask(o_ty & 0xF)
                             sz = o_ty & 0xF
-                            if fc != 0:
+                            simple = fc != 0 and (fc <= FAST_SHR_U or (fc >= FAST_FADD and fc <= FAST_FMUL) or fc >= FAST_MULWIDE_S)
+                            if simple and act_all and k1 != K_SREG and k2 != K_SREG:
+                                # the commonest cases, unswitched (one tight loop per operand shape, which
+                                # LLVM specialises on the loop-invariant opcode): unguarded, no special regs
+                                sz2 = o_ty2 & 0xF
+                                if k1 == K_REG and k2 == K_REG:
+                                    for k in range(gn):
+                                        rb = lanes[k] * RS
+                                        regs[rb + d0] = fast_op(fc, regs[rb + i1], regs[rb + i2], m, sz, sz2)
+                                elif k1 == K_REG:
+                                    for k in range(gn):
+                                        rb = lanes[k] * RS
+                                        regs[rb + d0] = fast_op(fc, regs[rb + i1], v2, m, sz, sz2)
+                                else:
+                                    for k in range(gn):
+                                        rb = lanes[k] * RS
+                                        b = regs[rb + i2] if k2 == K_REG else v2
+                                        regs[rb + d0] = fast_op(fc, v1, b, m, sz, sz2)
+                            elif fc == FAST_SETP and act_all and k2 == K_REG and k3 != K_SREG:
+                                signed = (o_ty >> 4) == KIND_S
+                                for k in range(gn):
+                                    rb = lanes[k] * RS
+                                    c = regs[rb + i3] if k3 == K_REG else v3
+                                    tv = int_cmp(o_sub, signed, regs[rb + i2], c, sz)
+                                    regs[rb + d0] = U1 if tv else U0
+                                    if k1 == K_REG:
+                                        regs[rb + i1] = U0 if tv else U1
+                            elif fc != 0:
                                 for k in range(gn):
                                     if act[k] == 0:
                                         continue
