@@ -95,7 +95,7 @@ def _ready(wf, wsl, w, W, reg_ready, tpc, cslot, block_start, src_reg):
         for s in range(W):
             t = wsl[w, s]
             if t >= 0:
-                rr = reg_ready[_row(t, tpc, cslot), r]
+                rr = reg_ready[r, _row(t, tpc, cslot)]
                 if rr > t_ready:
                     t_ready = rr
     wf[w, F_READY] = t_ready
@@ -641,7 +641,7 @@ def _issue(mech, hws, sm, w, now, wf, wsl, pool, pool_n, free, free_n, W, sw, n_
         for s in range(W):
             t = wsl[w, s]
             if t >= 0:
-                reg_ready[_row(t, tpc, cslot), r] = now + latency
+                reg_ready[r, _row(t, tpc, cslot)] = now + latency
     done_t = now + (latency if latency > width else width)
     if done_t > g[G_CYCLES]:
         g[G_CYCLES] = done_t
@@ -798,7 +798,7 @@ def _dispatch(mech, sm, c, cta, now, W, wpc, WS, tpc, cta_lim, path_ptr, path, e
     cs = sm * cta_lim + c
     for lt in range(tpc):
         cslot[cta * tpc + lt] = cs * tpc + lt
-    reg_ready[cs * tpc:(cs + 1) * tpc, :] = 0
+    reg_ready[:, cs * tpc:(cs + 1) * tpc] = 0
     live_total = 0
     if mech == TBC:
         depth[cs] = 1
@@ -867,7 +867,8 @@ def _simulate(mech, hws, sync, majority, gto, W, sw, n_sms, n_sched, cta_lim, tp
     ent_rpc = np.zeros((n_cs, D), np.int64)
     ent_nw = np.zeros((n_cs, D), np.int64)
     lay = np.full((n_cs if mech == TBC else 1, D, wpc, W), HOLE, np.int64)
-    reg_ready = np.zeros((n_cs * tpc, max(n_regs, 1)), np.int64)
+    # register-major: the threads of a warp read one register from a few adjacent cache lines
+    reg_ready = np.zeros((max(n_regs, 1), n_cs * tpc), np.int64)
     cslot = np.zeros(path_ptr.shape[0] - 1, np.int64)  # thread -> scoreboard row
     pos = np.zeros(path_ptr.shape[0] - 1, np.int64)
     cta_live = np.zeros(n_ctas, np.int64)
