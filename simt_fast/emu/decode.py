@@ -92,10 +92,11 @@ for _k, _n in enumerate(_OPS):
 OP_NAMES = dict(enumerate(_OPS))
 
 # Fast-path codes: integer ops without flags that the interpreter runs without calling alu()
-FAST_CODES = list(range(1, 23))
+FAST_CODES = list(range(1, 27))
 (FAST_MOV, FAST_ADD, FAST_SUB, FAST_MUL, FAST_AND, FAST_OR, FAST_XOR, FAST_SHL, FAST_SHR_U,
  FAST_SETP, FAST_MAD, FAST_SELP, FAST_FADD, FAST_FSUB, FAST_FMUL, FAST_FFMA, FAST_FSETP,
- FAST_MULWIDE_S, FAST_MULWIDE_U, FAST_SHR_S, FAST_CVT_SEXT, FAST_CVT_ZEXT) = FAST_CODES
+ FAST_MULWIDE_S, FAST_MULWIDE_U, FAST_SHR_S, FAST_CVT_SEXT, FAST_CVT_ZEXT,
+ FAST_DADD, FAST_DSUB, FAST_DMUL, FAST_DFMA) = FAST_CODES
 
 
 def fast_code(op: int, ty: int, md: int, sub: int, okind_row, ty2: int = 0) -> int:
@@ -111,6 +112,9 @@ def fast_code(op: int, ty: int, md: int, sub: int, okind_row, ty2: int = 0) -> i
             if op == OP_SETP:
                 return FAST_FSETP if (sub >> 8) == 0 else 0
             return {OP_ADD: FAST_FADD, OP_SUB: FAST_FSUB, OP_MUL: FAST_FMUL, OP_FMA: FAST_FFMA}.get(op, 0)
+        if tsize(ty) == 8 and (md & M_RMASK) in (R_NONE, R_RN) and not md & (M_FTZ | M_SAT):
+            # f64 add/sub/mul/fma rounded to nearest: the host's IEEE double operations (fma: llvm.fma)
+            return {OP_ADD: FAST_DADD, OP_SUB: FAST_DSUB, OP_MUL: FAST_DMUL, OP_FMA: FAST_DFMA}.get(op, 0)
         return 0
     if op == OP_CVT and not md & (M_SAT | M_FTZ | M_RMASK) and tkind(ty2) in (KIND_U, KIND_S) and kind in (KIND_U, KIND_S):
         return FAST_CVT_SEXT if tkind(ty2) == KIND_S else FAST_CVT_ZEXT

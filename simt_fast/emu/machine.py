@@ -25,7 +25,7 @@ import numpy as np
 from .._jit import jit
 from . import decode as D
 from .alu import ALL, CANON_NAN32, M32, U0, U1, alu, b32, f32, f64, float_cmp, int_cmp, mask, sx
-from .fp import R_RN, round_f32, two_sum
+from .fp import R_RN, fma64, round_f32, two_sum
 
 # ---- control block layout (ctl, int64) --------------------------------------------------------
 CTA, CTA_END, BATCH_CTA0, PHASE, NEV, NMEV, INSTS, MAX_INSTS = 0, 1, 2, 3, 4, 5, 6, 7
@@ -76,6 +76,7 @@ FAST_SETP, FAST_MAD, FAST_SELP = D.FAST_SETP, D.FAST_MAD, D.FAST_SELP
 FAST_FADD, FAST_FSUB, FAST_FMUL, FAST_FFMA, FAST_FSETP = D.FAST_FADD, D.FAST_FSUB, D.FAST_FMUL, D.FAST_FFMA, D.FAST_FSETP
 FAST_MULWIDE_S, FAST_MULWIDE_U, FAST_SHR_S = D.FAST_MULWIDE_S, D.FAST_MULWIDE_U, D.FAST_SHR_S
 FAST_CVT_SEXT, FAST_CVT_ZEXT = D.FAST_CVT_SEXT, D.FAST_CVT_ZEXT
+FAST_DADD, FAST_DSUB, FAST_DMUL, FAST_DFMA = D.FAST_DADD, D.FAST_DSUB, D.FAST_DMUL, D.FAST_DFMA
 
 
 @jit(inline="always")
@@ -114,6 +115,12 @@ def fast_op(fc, a, b, m, sz, sz2):
         return b32(f32(a) - f32(b))
     if fc == FAST_FMUL:
         return b32(f32(a) * f32(b))
+    if fc == FAST_DADD:
+        return np.float64(f64(a) + f64(b)).view(np.uint64)
+    if fc == FAST_DSUB:
+        return np.float64(f64(a) - f64(b)).view(np.uint64)
+    if fc == FAST_DMUL:
+        return np.float64(f64(a) * f64(b)).view(np.uint64)
     if fc == FAST_MULWIDE_S:
         return np.uint64(sx(a, sz) * sx(b, sz)) & mask(2 * sz)
     if fc == FAST_MULWIDE_U:
@@ -681,7 +688,7 @@ def run(op, fast, ty, ty2, md, sub, okind, oval, ooff, space, vec, gpred, gneg, 
                             i4 = np.int64(v4)
                             m = mask(o_ty & 0xF)
                             sz = o_ty & 0xF
-                            simple = fc != 0 and (fc <= FAST_SHR_U or (fc >= FAST_FADD and fc <= FAST_FMUL) or fc >= FAST_MULWIDE_S)
+                            simple = fc != 0 and (fc <= FAST_SHR_U or (fc >= FAST_FADD and fc <= FAST_FMUL) or (fc >= FAST_MULWIDE_S and fc <= FAST_DMUL))
                             if simple and act_all and k1 != K_SREG and k2 != K_SREG:
                                 # the commonest cases, unswitched (one tight loop per operand shape, which
                                 # LLVM specialises on the loop-invariant opcode): unguarded, no special regs
@@ -708,6 +715,30 @@ def run(op, fast, ty, ty2, md, sub, okind, oval, ooff, space, vec, gpred, gneg, 
                                     regs[rb + d0] = U1 if tv else U0
                                     if k1 == K_REG:
                                         regs[rb + i1] = U0 if tv else U1
+                            elif fc == FAST_FFMA and act_all and k1 == K_REG and k2 != K_SREG and k3 != K_SREG:
+                                for k in range(gn):
+                                    rb = lanes[k] * RS
+                                    b = regs[rb + i2] if k2 == K_REG else v2
+                                    c = regs[rb + i3] if k3 == K_REG else v3
+                                    # exact x*y in f64, exact sum as hi+lo, one rounding to f32
+                                    hi, lo = two_sum(np.float64(f32(regs[rb + i1])) * np.float64(f32(b)), np.float64(f32(c)))
+                                    regs[rb + d0] = b32(round_f32(hi, lo, R_RN)) if hi == hi else CANON_NAN32
+                            elif fc == FAST_DFMA and act_all and k1 == K_REG and k2 != K_SREG and k3 != K_SREG:
+                                for k in range(gn):
+                                    rb = lanes[k] * RS
+                                    b = regs[rb + i2] if k2 == K_REG else v2
+                                    c = regs[rb + i3] if k3 == K_REG else v3
+                                    regs[rb + d0] = np.float64(fma64(f64(regs[rb + i1]), f64(b), f64(c))).view(np.uint64)
+                            elif (fc == FAST_MAD or fc == FAST_SELP) and act_all and k1 == K_REG and k2 != K_SREG and k3 != K_SREG:
+                                for k in range(gn):
+                                    rb = lanes[k] * RS
+                                    a = regs[rb + i1]
+                                    b = regs[rb + i2] if k2 == K_REG else v2
+                                    c = regs[rb + i3] if k3 == K_REG else v3
+                                    if fc == FAST_MAD:
+                                        regs[rb + d0] = (a * b + c) & m
+                                    else:
+                                        regs[rb + d0] = (a & m) if (c & U1) else (b & m)
                             elif fc != 0:
                                 for k in range(gn):
                                     if act[k] == 0:
@@ -728,6 +759,9 @@ def run(op, fast, ty, ty2, md, sub, okind, oval, ooff, space, vec, gpred, gneg, 
                                     elif fc == FAST_SELP:
                                         c = opval(k3, v3, i3, regs, rb, sregs, sb)
                                         regs[rb + d0] = (a & m) if (c & U1) else (b & m)
+                                    elif fc == FAST_DFMA:
+                                        c = opval(k3, v3, i3, regs, rb, sregs, sb)
+                                        regs[rb + d0] = np.float64(fma64(f64(a), f64(b), f64(c))).view(np.uint64)
                                     elif fc == FAST_FFMA:
                                         # exact x*y in f64, exact sum as hi+lo, one rounding to f32
                                         c = opval(k3, v3, i3, regs, rb, sregs, sb)
