@@ -455,7 +455,41 @@ def run(op, fast, ty, ty2, md, sub, okind, oval, ooff, space, vec, gpred, gneg, 
                                 ev_b[nev] = block_of[p + 1]
                                 nev += 1
                             break
-                        if o == OP_LD or o == OP_ST or o == OP_ATOM:
+                        if (o == OP_LD or o == OP_ST) and act_all and vec[p] == 1 and okind[p, 0] == K_ADDR \
+                                and not record_mem and okind[p, 1] != K_SREG:
+                            # the commonest memory case, unswitched: unguarded scalar ld/st through a register
+                            sz = ty[p] & 0xF
+                            sp = space[p]
+                            ab = np.int64(oval[p, 0])
+                            aoff = np.uint64(ooff[p, 0])
+                            k1m = okind[p, 1]
+                            v1m = oval[p, 1]
+                            i1m = np.int64(v1m)
+                            sgn = (ty[p] >> 4) == KIND_S
+                            for k in range(gn):
+                                t = lanes[k]
+                                rb = t * RS
+                                addr = regs[rb + ab] + aoff
+                                off, rec = resolve(sp, addr, sz, gbuf_lo, gbuf_hi, gbuf_off, rgn, t)
+                                if off < 0 or (o == OP_ST and (rec >> WIN_SHIFT) == np.uint64(3)):
+                                    ctl[F_CODE] = (F_OOB if off == -1 else F_MISALIGNED) if off < 0 else F_CONST_WRITE
+                                    ctl[F_THREAD] = t
+                                    ctl[F_PC] = p
+                                    ctl[F_ADDR] = np.int64(addr)
+                                    ctl[F_AUX] = sz
+                                    ctl[F_CTA] = cta
+                                    ctl[NEV] = nev
+                                    ctl[INSTS] = insts
+                                    return ST_FAULT
+                                if o == OP_LD:
+                                    v = mload(m8, m16, m32, m64, off, sz)
+                                    if sgn:
+                                        v = np.uint64(sx(v, sz))
+                                    if k1m == K_REG:
+                                        regs[rb + i1m] = v
+                                else:
+                                    mstore(m8, m16, m32, m64, off, sz, regs[rb + i1m] if k1m == K_REG else v1m)
+                        elif o == OP_LD or o == OP_ST or o == OP_ATOM:
                             sz = ty[p] & 0xF
                             sp = space[p]
                             nv = vec[p]
