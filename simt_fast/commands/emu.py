@@ -29,7 +29,7 @@ def _progress_launch(description: str, run):
 def register(app: typer.Typer) -> None:
     @app.command("workloads")
     def workloads_cmd():
-        """List the built-in workloads (name, kernel, launch sizes, features, description)."""
+        """List the built-in workloads (name, description, features)."""
         from .. import workloads
 
         for name in workloads.names():
