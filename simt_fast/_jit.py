@@ -3,13 +3,70 @@
 Every hot kernel in the project is decorated with :func:`jit` so that on-disk caching
 (`cache=True`) keeps CLI start-up and CI fast, and so that `NUMBA_DISABLE_JIT=1` turns
 every kernel back into plain Python for coverage and debugging.
+
+Cache correctness: numba keys a cached kernel on the source file of the decorated function
+only, but our kernels inline @jit helpers from other modules (the timing core compiles in the
+mechanism modules, the emulator's interpreter compiles in `alu.py` and `fp.py`). An edit to a
+helper would leave stale machine code in the cache. So the cache lives in a directory named
+after a digest of the whole package's source: any source change selects a fresh directory;
+directories no process has used for a week are removed. The base directory is `$NUMBA_CACHE_DIR` when the user
+set it, else `$XDG_CACHE_HOME/simt-fast/numba` (`~/.cache/simt-fast/numba`).
 """
 
 from __future__ import annotations
 
+import hashlib
+import os
+import shutil
+import time
+from pathlib import Path
+
 import numba
 
 JIT_OPTIONS = dict(cache=True, nogil=True, fastmath=False, error_model="numpy")
+
+_PACKAGE_DIR = Path(__file__).resolve().parent
+
+
+def source_digest() -> str:
+    """A short digest of the package's numba code: every module that defines @jit functions.
+
+    Only those modules can be compiled into a kernel, so edits elsewhere (CLI, I/O, docs) keep
+    the cache valid.
+    """
+    h = hashlib.sha1()
+    for path in sorted(_PACKAGE_DIR.rglob("*.py")):
+        text = path.read_bytes()
+        if path.name == "_jit.py" or b"_jit import" in text:
+            h.update(str(path.relative_to(_PACKAGE_DIR)).encode())
+            h.update(text)
+    return h.hexdigest()[:16]
+
+
+def _cache_base() -> Path:
+    user = os.environ.get("NUMBA_CACHE_DIR")
+    if user:
+        return Path(user) / "simt-fast"
+    xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(xdg) / "simt-fast" / "numba"
+
+
+def _select_cache_dir() -> None:
+    base = _cache_base()
+    target = base / source_digest()
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+        os.utime(target)  # mark it in use, so that pruning below spares it
+        week_ago = time.time() - 7 * 24 * 3600
+        for old in base.iterdir():  # machine code of other source versions, unused for a week
+            if old.is_dir() and old != target and old.stat().st_mtime < week_ago:
+                shutil.rmtree(old, ignore_errors=True)
+    except OSError:
+        return  # unwritable home: numba falls back to its own locators (next to the sources)
+    numba.config.CACHE_DIR = str(target)
+
+
+_select_cache_dir()
 
 
 def jit(*args, **overrides):
