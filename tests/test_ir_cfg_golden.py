@@ -245,3 +245,12 @@ def test_hand_written_fixtures_are_valid_ptx(tmp_path):
             continue
         res = subprocess.run(["ptxas", "-arch=sm_75", str(p), "-o", str(tmp_path / "x.cubin")], capture_output=True, text=True)
         assert res.returncode == 0, f"{p.name}: {res.stderr}"
+
+
+def test_empty_body_entry_falls_to_exit():
+    """An empty kernel body: entry block (no instructions) -> virtual exit, never a self-loop."""
+    from simt_fast.ir import build_cfg, parse_ptx
+
+    m = parse_ptx(".version 8.0\n.target sm_75\n.address_size 64\n.visible .entry k()\n{\n}\n")
+    cfg = build_cfg(m.find_kernel())
+    assert [b.succs for b in cfg.blocks] == [[1], []] and cfg.ipdom[0] == 1

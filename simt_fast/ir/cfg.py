@@ -201,7 +201,9 @@ def build_cfg(func: Function) -> CFG:
         return exit_id if idx >= n else block_at[idx]
 
     for b in blocks[:-1]:
-        fall = block_at.get(b.end, exit_id)  # falling off the end of the body returns
+        # falling off the end of the body returns (also for the empty entry block of an empty body,
+        # whose end is its own start)
+        fall = exit_id if b.end >= n else block_at.get(b.end, exit_id)
         succs: list = []
         if b.end == b.start:
             succs = [fall]
