@@ -16,10 +16,14 @@ def _warm() -> None:
         from ..trace.synthetic import synthetic
 
         trace = synthetic(4, 8, seed=0, warp_size=4)
-        for name in registry.names():
-            simulate(trace, SimConfig(mechanism=name, warp_size=4, simd_width=4))
+        names = registry.names()
     except Exception:  # warming is an optimisation only; a real error shows on the first point
-        pass
+        return
+    for name in names:
+        try:
+            simulate(trace, SimConfig(mechanism=name, warp_size=4, simd_width=4))
+        except Exception:
+            pass
 
 
 _warm()
