@@ -115,6 +115,10 @@ def prepare(trace: Trace, config: SimConfig, syncwarp=None) -> dict:
             f"config field 'max_warps_per_sm' = {config.max_warps_per_sm} cannot hold one CTA of {tpc} threads "
             f"({wpc} warps of {W})"
         )
+    if config.mechanism == "stackless" and (syncwarp is None or config.syncwarp_blocks == "ipdom"):
+        from .mech.stackless import syncwarp_flags
+
+        syncwarp = syncwarp_flags(trace, config.syncwarp_blocks)  # where the compiler puts syncwarp
     if syncwarp is None:
         syncwarp = np.zeros(trace.n_blocks, np.bool_)
     syncwarp = np.asarray(syncwarp)

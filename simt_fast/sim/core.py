@@ -25,6 +25,8 @@ from .mech import dps as m_dps
 from .mech import frontier as m_frontier
 from .mech import mp as m_mp
 from .mech import mp_oer as m_oer
+from .mech import stackless as m_stackless
+from .mech import STACKLESS
 from .mech import sps as m_sps
 from .mech._tables import (
     R_BLK, R_ID, R_OFF, R_PAR, R_PEND, R_RMASK, R_RPCB, R_RPCO, S_BART, S_BLK, S_EXP, S_MASK, S_NF, S_OFF, S_PAR,
@@ -189,7 +191,7 @@ def track_tables(mech, st, rt, winfo, w, g):
 
 @helper
 def advance(mech, st, rt, winfo, w, i, now, pos, path, succ_ptr, succ_idx, ipdom, exit_b, prio,
-            cta_live, nxt, gblk, gmask, g, ev):
+            cta_live, nxt, gblk, gmask, g, ev, syncwarp):
     """Unit ``i`` of warp ``w`` finished its block: move its threads along their paths.
 
     Threads are grouped by their next block in the CFG's successor order; threads whose next block
@@ -235,10 +237,12 @@ def advance(mech, st, rt, winfo, w, i, now, pos, path, succ_ptr, succ_idx, ipdom
         winfo[w, W_LIVE] &= ~xmask
         cta_live[winfo[w, W_CTA]] -= popcount(xmask)
 
-    if mech == SERIAL or mech == FRONTIER or mech == MIMD:
+    if mech == SERIAL or mech == FRONTIER or mech == MIMD or mech == STACKLESS:
         # no reconvergence tables: the unit follows its first group, other groups become new units
+        first_new = winfo[w, W_STN]
         if ng == 0:
             st_remove(st, winfo, w, i)
+            first_new -= 1
         else:
             st[w, i, S_BLK] = gblk[0]
             st[w, i, S_OFF] = 0
@@ -250,6 +254,13 @@ def advance(mech, st, rt, winfo, w, i, now, pos, path, succ_ptr, succ_idx, ipdom
                     return ERR_TABLE_OVERFLOW
         if mech == FRONTIER:
             m_frontier.merge_same_pc(st, winfo, w)
+        if mech == STACKLESS:
+            # stackless (seed 004 §5.2): units entering a syncwarp block wait there; a syncwarp releases
+            # once no unit of the warp can issue
+            if ng > 0:
+                m_stackless.arrive_row(st, winfo, w, i, syncwarp)
+            m_stackless.arrive(st, winfo, w, first_new, syncwarp)
+            m_stackless.release(st, winfo, w, prio)
     else:
         if ng == 1:
             st[w, i, S_BLK] = gblk[0]
@@ -283,7 +294,7 @@ def advance(mech, st, rt, winfo, w, i, now, pos, path, succ_ptr, succ_idx, ipdom
 
 @helper
 def release_barrier(mech, cta, now, st, rt, winfo, w0, wpc, pos, path, succ_ptr, succ_idx, ipdom, exit_b,
-                    prio, cta_live, cta_arr, nxt, gblk, gmask, g, ev):
+                    prio, cta_live, cta_arr, nxt, gblk, gmask, g, ev, syncwarp):
     """bar.sync: once every live thread of the CTA has arrived, all waiting units move on."""
     while cta_arr[cta] > 0 and cta_arr[cta] == cta_live[cta]:
         cta_arr[cta] = 0
@@ -300,7 +311,7 @@ def release_barrier(mech, cta, now, st, rt, winfo, w0, wpc, pos, path, succ_ptr,
                 g[G_BARWAIT] += now - st[w, found, S_BART]
                 st[w, found, S_T] = now + 1
                 err = advance(mech, st, rt, winfo, w, found, now, pos, path, succ_ptr, succ_idx, ipdom, exit_b,
-                              prio, cta_live, nxt, gblk, gmask, g, ev)
+                              prio, cta_live, nxt, gblk, gmask, g, ev, syncwarp)
                 if err:
                     return err
     return 0
@@ -531,7 +542,7 @@ def _run(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, policy, max_cycles, 
                         else:
                             err = _block_end(mech, st, rt, winfo, w, i, now, b, active, has_bar, pos, path, succ_ptr,
                                              succ_idx, ipdom, exit_b, prio, cta_live, cta_arr, wpc, WS, nxt, gblk,
-                                             gmask, g, ev, wready)
+                                             gmask, g, ev, wready, syncwarp)
                         if err:
                             return
                         issued_k = True
@@ -707,7 +718,7 @@ def _early_arrival(mech, st, rt, winfo, w, now, g, ev):
 
 @helper
 def _block_end(mech, st, rt, winfo, w, i, now, b, active, has_bar, pos, path, succ_ptr, succ_idx, ipdom, exit_b, prio,
-               cta_live, cta_arr, wpc, WS, nxt, gblk, gmask, g, ev, wready):
+               cta_live, cta_arr, wpc, WS, nxt, gblk, gmask, g, ev, wready, syncwarp):
     """Unit ``i`` issued the last instruction of block ``b``: barrier arrival or block-end move."""
     cta = winfo[w, W_CTA]
     if has_bar[b]:
@@ -715,9 +726,11 @@ def _block_end(mech, st, rt, winfo, w, i, now, b, active, has_bar, pos, path, su
         st[w, i, S_STATE] = 1
         st[w, i, S_BART] = now
         cta_arr[cta] += active
+        if mech == STACKLESS:
+            m_stackless.release(st, winfo, w, prio)  # threads at a syncwarp must not hold up the barrier
     else:
         err = advance(mech, st, rt, winfo, w, i, now, pos, path, succ_ptr, succ_idx, ipdom, exit_b, prio, cta_live,
-                      nxt, gblk, gmask, g, ev)
+                      nxt, gblk, gmask, g, ev, syncwarp)
         if err:
             return err
     if cta_arr[cta] == 0 or cta_arr[cta] != cta_live[cta]:
@@ -726,7 +739,7 @@ def _block_end(mech, st, rt, winfo, w, i, now, b, active, has_bar, pos, path, su
     for w2 in range(w0, w0 + wpc):
         wready[w2] = 0  # released units become schedulable: recompute these warps
     return release_barrier(mech, cta, now, st, rt, winfo, w0, wpc, pos, path, succ_ptr, succ_idx, ipdom, exit_b,
-                           prio, cta_live, cta_arr, nxt, gblk, gmask, g, ev)
+                           prio, cta_live, cta_arr, nxt, gblk, gmask, g, ev, syncwarp)
 
 
 def _drop_stale_cache() -> None:

@@ -25,6 +25,7 @@ _MODULES = {
     "mp-oer": "mp_oer",
     "frontier": "frontier",
     "mimd": "mimd",
+    "stackless": "stackless",
 }
 
 

@@ -12,3 +12,4 @@ MP = 3
 MP_OER = 4
 FRONTIER = 5
 MIMD = 6
+STACKLESS = 10  # (7-9: dwf, en-dwf, tbc)

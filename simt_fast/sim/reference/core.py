@@ -16,7 +16,7 @@ from ..stats import Stats
 from .tables import Unit, Warp, lanes, popcount
 
 _MODULES = {"serial": "serial", "sps": "sps", "dps": "dps", "mp": "mp", "mp-oer": "mp_oer",
-            "frontier": "frontier", "mimd": "mimd"}
+            "frontier": "frontier", "mimd": "mimd", "stackless": "stackless"}
 IPDOM_FAMILY = ("sps", "dps", "mp", "mp-oer")
 
 
@@ -56,10 +56,10 @@ class Scoreboard:
 
 
 class ReferenceCore:
-    def __init__(self, trace, config: SimConfig, events: list | None):
+    def __init__(self, trace, config: SimConfig, events: list | None, syncwarp=None):
         from .. import latencies, prepare
 
-        self.args = prepare(trace, config)  # the same validation and flattening as the fast path
+        self.args = prepare(trace, config, syncwarp)  # the same validation and flattening as the fast path
         self.cfg = config
         self.name = config.mechanism
         self.mech = importlib.import_module(f"simt_fast.sim.reference.{_MODULES[self.name]}")
@@ -74,6 +74,7 @@ class ReferenceCore:
         self.ipdom = [int(x) for x in a["ipdom"]]
         self.has_bar = [bool(x) for x in a["has_bar"]]
         self.prio = [int(x) for x in a["prio"]]
+        self.syncwarp = [bool(x) for x in a["syncwarp"]]
         self.op_class = [int(x) for x in a["op_class"]]
         self.dst = [int(x) for x in a["dst_reg"]]
         self.src = [[int(r) for r in row if r >= 0] for row in a["src_reg"]]
@@ -101,7 +102,7 @@ class ReferenceCore:
         if self.events is None:
             return
         st = [dict(pc=u.pc, mask=u.mask, rpc=u.rpc if u.rpc is not None else (-1, -1), parent=u.parent,
-                   waiting=u.waiting) for u in warp.st]
+                   waiting=u.waiting or u.sync_wait) for u in warp.st]
         rt = [dict(id=e.id, pc=e.pc, rpc=e.rpc if e.rpc is not None else (-1, -1), rmask=e.rmask,
                    pending=e.pending, parent=e.parent) for e in warp.rt]
         self.events.append(dict(kind="tables", cycle=now, warp=warp.gid, st=st, rt=rt))
@@ -178,6 +179,8 @@ class ReferenceCore:
             u.waiting = True
             u.bar_t = now
             self.cta_arrived[warp.cta] += active
+            if self.name == "stackless":
+                self.mech.release(warp, self.prio)
         else:
             self.advance(warp, u, now)
         self.release(sm, warp.cta, now)
@@ -224,15 +227,21 @@ class ReferenceCore:
             warp.live &= ~exited
             self.cta_live[warp.cta] -= popcount(exited)
         i = warp.st.index(u)
-        if self.name in ("serial", "frontier", "mimd"):
+        if self.name in ("serial", "frontier", "mimd", "stackless"):
+            moved = []
             if not groups:
                 del warp.st[i]
             else:
                 u.blk, u.off, u.mask, u.not_before = groups[0][0], 0, groups[0][1], now + 1
+                moved.append(u)
                 for blk, m in groups[1:]:
                     warp.st.append(Unit(blk, 0, m, not_before=now + 1))
+                    moved.append(warp.st[-1])
             if self.name == "frontier":
                 self.mech.merge_same_pc(warp)
+            if self.name == "stackless":
+                self.mech.arrive(moved, self.syncwarp)
+                self.mech.release(warp, self.prio)
         else:
             if len(groups) == 1:
                 u.blk, u.off, u.mask, u.not_before = groups[0][0], 0, groups[0][1], now + 1
@@ -373,6 +382,6 @@ class ReferenceCore:
         return self.stats.finalize(self.W)
 
 
-def simulate(trace, config: SimConfig, *, events: list | None = None) -> Stats:
+def simulate(trace, config: SimConfig, *, events: list | None = None, syncwarp=None) -> Stats:
     """The reference model's answer for ``trace`` under ``config`` (slow; small traces only)."""
-    return ReferenceCore(trace, config, events).run()
+    return ReferenceCore(trace, config, events, syncwarp).run()

@@ -23,6 +23,7 @@ class Unit:
     not_before: int = 0  # earliest issue cycle
     bar_t: int = 0
     expanding: bool = False
+    sync_wait: bool = False  # stackless: waiting at a syncwarp block
 
     @property
     def pc(self) -> tuple:
