@@ -42,6 +42,7 @@ def test_short_circuit_hand_worked():
     assert e.expanded_insts == 3  # exact: only B2's second copy is re-execution
     assert e.upper_limit == 7 and e.warp_insts == 10
     assert e.expansion_branches == ["A"] and e.region_blocks == ["B", "C"]
+    assert e.interacting_edges == ["B->C (forward)"]  # the control tree's view of the same region
 
 
 def test_structured_if_else_has_no_expansion():

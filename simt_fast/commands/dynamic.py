@@ -76,6 +76,7 @@ def register(app: typer.Typer) -> None:
             return
         typer.echo(f"{d['kernel']} (warp {warp_size}): {len(d['expansion_branches'])} expansion-prone branches "
                    f"({', '.join(d['expansion_branches']) or 'none'})")
+        typer.echo(f"  control-tree interacting edges: {', '.join(d['interacting_edges']) or 'none (structured)'}")
         typer.echo(f"  upper limit of dynamic expansion: {d['upper_limit']} warp instructions "
                    f"({d['upper_limit_pct']:.2f}% of {d['warp_insts']})")
         typer.echo(f"  exact re-executed instructions (sps core): {d['expanded_insts']} ({d['expanded_pct']:.2f}%)")

@@ -357,6 +357,7 @@ class ExpansionResult:
     warp_insts: int  # IPDOM warp instructions of the whole kernel (the Table 3 denominator)
     expanded_insts: int  # exact, from the sps timing core
     thread_insts: int
+    interacting_edges: list = field(default_factory=list)  # control tree (seed 002 §2): "src->dst (kind)"
 
     @property
     def upper_limit_pct(self) -> float:
@@ -371,7 +372,7 @@ class ExpansionResult:
                 "region_blocks": self.region_blocks, "upper_limit": self.upper_limit,
                 "upper_limit_pct": round(self.upper_limit_pct, 3), "expanded_insts": self.expanded_insts,
                 "expanded_pct": round(self.expanded_pct, 3), "warp_insts": self.warp_insts,
-                "thread_insts": self.thread_insts}
+                "thread_insts": self.thread_insts, "interacting_edges": self.interacting_edges}
 
 
 def _label(trace: Trace, b: int) -> str:
@@ -391,11 +392,17 @@ def expansion(trace: Trace, warp_size: int = 32, config=None) -> ExpansionResult
     regions: set = set()
     for b in np.flatnonzero(flags):
         regions |= set(region_blocks(trace, int(b)))
+    # the control tree's interacting edges (what makes the CFG unstructured), reported for cross-reference
+    from .control_tree import build_control_tree
+
+    tree = build_control_tree(trace.n_blocks, _succ_lists(trace), 0, trace.n_blocks - 1)
+    edges = [f"{_label(trace, int(u))}->{_label(trace, int(v))} ({k})" for u, v, k in tree.interacting_edges]
     return ExpansionResult(
         kernel=trace.kernel, warp_size=warp_size,
         expansion_branches=[_label(trace, int(b)) for b in np.flatnonzero(flags)],
         region_blocks=[_label(trace, b) for b in sorted(regions)], upper_limit=counts.upper_limit,
-        warp_insts=counts.warp_insts, expanded_insts=int(stats.expanded_insts), thread_insts=counts.thread_insts)
+        warp_insts=counts.warp_insts, expanded_insts=int(stats.expanded_insts), thread_insts=counts.thread_insts,
+        interacting_edges=edges)
 
 
 # ------------------------------------------------------------------------------------------------
