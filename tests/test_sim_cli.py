@@ -46,7 +46,7 @@ def test_table_lists_every_mechanism_with_speedup(trace_file):
 
 @pytest.mark.parametrize("args, needle", [
     (["-m", "pdom2"], "'pdom2'"),
-    (["-m", "tbc"], "not implemented"),
+    (["-m", "tbc", "--set", "hws=true", "--set", "simd_width=8"], "hws"),
     (["--set", "warp_size=sixteen"], "warp_size"),
     (["--set", "warpsize=16"], "warpsize"),
     (["--config", "nosuchpreset"], "nosuchpreset"),

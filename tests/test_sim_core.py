@@ -144,8 +144,8 @@ def test_results_are_deterministic_and_independent_of_event_logging():
 
 def test_unimplemented_and_unknown_mechanisms_are_rejected_by_name():
     trace = synthetic(5, 8, seed=0)
-    with pytest.raises(ConfigError, match="tbc"):
-        simulate(trace, SimConfig(mechanism="tbc"))
+    with pytest.raises(ConfigError, match="'hws' = true is defined for sps"):
+        simulate(trace, SimConfig(mechanism="tbc", hws=True, simd_width=8))  # (every mechanism is implemented)
     with pytest.raises(ConfigError, match="mechanism"):
         SimConfig(mechanism="pdom2")
     with pytest.raises(ConfigError, match="issue_policy"):

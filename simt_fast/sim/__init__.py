@@ -97,9 +97,10 @@ def prepare(trace: Trace, config: SimConfig, syncwarp=None) -> dict:
     """
     from . import registry
 
+    from .reference.formation import check_config
+
     mech = registry.get(config.mechanism)
-    if config.hws:
-        raise ConfigError("config field 'hws' = true is not supported by the timing core yet (issue 5)")
+    check_config(config)  # hws only with sps/dwf/en-dwf, hws_sync_sms only with hws, ...
     if config.issue_policy == "majority":
         raise ConfigError(
             f"config field 'issue_policy' = 'majority' applies to dwf/en-dwf, not to '{config.mechanism}' "
@@ -140,6 +141,7 @@ def prepare(trace: Trace, config: SimConfig, syncwarp=None) -> dict:
         op_class=np.asarray(trace.op_class, np.int64), dst_reg=np.asarray(trace.dst_reg, np.int64), src_reg=src,
         lat=latencies(config), path_ptr=np.asarray(trace.path_ptr, np.int64), path=np.asarray(trace.path, np.int32),
         exit_b=trace.n_blocks - 1, syncwarp=syncwarp,
+        hws=bool(config.hws), hws_sync=bool(config.hws_sync_sms),
     )
 
 
@@ -198,6 +200,10 @@ def simulate(trace: Trace, config: SimConfig, *, events: list | None = None, syn
     """
     from . import core
 
+    if config.mechanism in ("dwf", "en-dwf", "tbc"):
+        from . import formation  # threads move between warps: the formation kernel (docs/formation.md)
+
+        return formation.simulate(trace, config, events=events)
     args = prepare(trace, config, syncwarp)
     ev = np.zeros((MAX_EVENTS if events is not None else 0, core.EV_WIDTH), np.int64)
     g = np.zeros(core.G_N, np.int64)
@@ -208,7 +214,7 @@ def simulate(trace: Trace, config: SimConfig, *, events: list | None = None, syn
         args["n_ctas"], args["n_regs"], args["K"], args["policy"], args["max_cycles"], args["no_progress"],
         args["block_start"], args["succ_ptr"], args["succ_idx"], args["ipdom"], args["has_bar"], args["prio"],
         args["op_class"], args["dst_reg"], args["src_reg"], args["lat"], args["path_ptr"], args["path"],
-        args["exit_b"], args["syncwarp"], ev, occ_hist, q_hist, g,
+        args["exit_b"], args["syncwarp"], ev, occ_hist, q_hist, g, args["hws"], args["hws_sync"],
     )
     if g[core.G_ERR]:
         raise SimulationError(error_message(config, int(g[core.G_ERR]), int(g[core.G_ERR_CYCLE]),

@@ -28,6 +28,7 @@ from .mech import mp_oer as m_oer
 from .mech import stackless as m_stackless
 from .mech import STACKLESS
 from .mech import sps as m_sps
+from .hws import squeezed_quarter_count
 from .mech._tables import (
     R_BLK, R_ID, R_OFF, R_PAR, R_PEND, R_RMASK, R_RPCB, R_RPCO, S_BART, S_BLK, S_EXP, S_MASK, S_NF, S_OFF, S_PAR,
     S_RPCB, S_RPCO, S_STATE, S_T, W_AGE, W_CTA, W_CTASLOT, W_EPOCH, W_GID, W_LIVE, W_NEXTID, W_NF, W_NLANES,
@@ -320,8 +321,12 @@ def release_barrier(mech, cta, now, st, rt, winfo, w0, wpc, pos, path, succ_ptr,
 @jit
 def _simulate(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, n_regs, K, policy, max_cycles, no_progress,
               block_start, succ_ptr, succ_idx, ipdom, has_bar, prio, op_class, dst_reg, src_reg, lat,
-              path_ptr, path, exit_b, syncwarp, ev, occ_hist, q_hist, g):
-    """Replay every thread's path on ``n_sms`` SMs; fills ``g`` (G_*) and the histograms."""
+              path_ptr, path, exit_b, syncwarp, ev, occ_hist, q_hist, g, hws, hws_sync):
+    """Replay every thread's path on ``n_sms`` SMs; fills ``g`` (G_*) and the histograms.
+
+    ``hws`` (sps only, PDOM&HWS): a warp instruction occupies the SIMD unit for its active quarters
+    after a lane-aware squeeze; ``hws_sync``: every issue of a cycle takes the widest of them.
+    """
     wpc = (tpc + W - 1) // W
     WS = cta_lim * wpc  # warp slots per SM
     n_slots = n_sms * WS
@@ -362,18 +367,21 @@ def _simulate(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, n_regs, K, poli
     # get ready earlier through its own issues or a barrier release, which reset the cache to 0
     wready = np.zeros(n_slots, np.int64)
     sk_next = np.zeros((n_sms, n_sched), np.int64)  # per-scheduler cache of the same (min over its warps)
+    iss_lat = np.zeros((n_sms, n_sched), np.int64)  # hws_sync: latency + 1 of this cycle's issue, 0 = none
 
     _run(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, policy, max_cycles, no_progress, block_start, succ_ptr,
          succ_idx, ipdom, has_bar, prio, op_class, dst_reg, src_reg, lat, path_ptr, path, exit_b, syncwarp, ev,
          occ_hist, q_hist, g, wpc, WS, n_slots, n_q, qmask, occ, st, rt, winfo, sb, ran_ep, ran_m, pos, cta_live,
-         cta_arr, simd_free, rr, last, sm_next, sm_res, order, order_n, nxt, gblk, gmask, cand, wready, sk_next)
+         cta_arr, simd_free, rr, last, sm_next, sm_res, order, order_n, nxt, gblk, gmask, cand, wready, sk_next,
+         hws, hws_sync, iss_lat)
 
 
 @helper
 def _run(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, policy, max_cycles, no_progress, block_start, succ_ptr,
          succ_idx, ipdom, has_bar, prio, op_class, dst_reg, src_reg, lat, path_ptr, path, exit_b, syncwarp, ev,
          occ_hist, q_hist, g, wpc, WS, n_slots, n_q, qmask, occ, st, rt, winfo, sb, ran_ep, ran_m, pos, cta_live,
-         cta_arr, simd_free, rr, last, sm_next, sm_res, order, order_n, nxt, gblk, gmask, cand, wready, sk_next):
+         cta_arr, simd_free, rr, last, sm_next, sm_res, order, order_n, nxt, gblk, gmask, cand, wready, sk_next,
+         hws, hws_sync, iss_lat):
     """The cycle loop (NRT-free: it never allocates, so its many helper calls cost no refcounting)."""
     # ---- CTA dispatch: fill every SM up to its CTA limit, in CTA order --------------------------
     next_cta = 0
@@ -418,6 +426,7 @@ def _run(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, policy, max_cycles, 
                 n_w = order_n[sm] + 1 if policy == POLICY_GTO else nk
                 issued_k = False
                 k_nt = INF
+                k_width = occ
                 for jj in range(n_w):
                     if policy == POLICY_GTO:
                         # greedy: the warp that issued last first, then oldest first
@@ -497,6 +506,12 @@ def _run(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, policy, max_cycles, 
                         for q in range(n_q):
                             if (mask >> (q * sw)) & qmask:
                                 quarters += 1
+                        k_width = occ
+                        if hws:
+                            # PDOM&HWS (seed 003 §4.1-4.2): squeezed lane-aware, the warp issues only its
+                            # non-empty quarters; a lane with k threads needs k, and the squeeze gets there
+                            k_width = squeezed_quarter_count(np.uint64(mask), W, sw)
+                            quarters = k_width
                         q_hist[quarters] += 1
                         if ev.shape[0] > 0:
                             emit(ev, g, EV_ISSUE, now, winfo[w, W_GID], b, off, mask, 0, 0, 0, 0, 0)
@@ -528,7 +543,8 @@ def _run(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, policy, max_cycles, 
                         r = dst_reg[instr]
                         if r >= 0:
                             sb_write(sb, w, r, mask, now + latency, now)
-                        done_t = now + (latency if latency > occ else occ)
+                        done_t = now + (latency if latency > k_width else k_width)
+                        iss_lat[sm, k] = latency + 1
                         if done_t > g[G_CYCLES]:
                             g[G_CYCLES] = done_t
                         st[w, i, S_T] = now + 1  # a unit issues at most once per cycle
@@ -567,9 +583,9 @@ def _run(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, policy, max_cycles, 
                 if issued_k:
                     issued_sm = True
                     if mech != MIMD:
-                        simd_free[sm, k] = now + occ
-                        if now + occ < nt:
-                            nt = now + occ
+                        simd_free[sm, k] = now + k_width
+                        if now + k_width < nt:
+                            nt = now + k_width
             # ---- retire finished CTAs and dispatch replacements into their slots -----------------
             # (a CTA finishes only through an issue of one of its warps, so only after an issue)
             for c in range(cta_lim if issued_sm else 0):
@@ -596,6 +612,8 @@ def _run(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, policy, max_cycles, 
             elif _simd_idle(simd_free, sm, n_sched, now):
                 g[G_IDLE] += 1
             sm_next[sm] = nt if sm_res[sm] > 0 else INF
+        if hws_sync:
+            _sync_widths(simd_free, iss_lat, n_sms, n_sched, now, g)
         if done >= n_ctas:
             break
         # ---- event skipping: jump to the next cycle at which anything can happen ---------------
@@ -625,6 +643,25 @@ def _run(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, policy, max_cycles, 
                 if nxt_t > busy_until:
                     g[G_IDLE] += nxt_t - busy_until
         now = nxt_t
+
+
+@helper
+def _sync_widths(simd_free, iss_lat, n_sms, n_sched, now, g):
+    """hws_sync_sms (the thesis simulator, seed 003 §4.2 step 3): every warp issued in this cycle,
+    on any SM, takes the largest warp size among them."""
+    widest = 0
+    for sm in range(n_sms):
+        for k in range(n_sched):
+            if iss_lat[sm, k] > 0 and simd_free[sm, k] - now > widest:
+                widest = simd_free[sm, k] - now
+    for sm in range(n_sms):
+        for k in range(n_sched):
+            if iss_lat[sm, k] > 0:
+                simd_free[sm, k] = now + widest
+                done_t = now + (iss_lat[sm, k] - 1 if iss_lat[sm, k] - 1 > widest else widest)
+                if done_t > g[G_CYCLES]:
+                    g[G_CYCLES] = done_t
+                iss_lat[sm, k] = 0
 
 
 @helper

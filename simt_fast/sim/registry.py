@@ -23,6 +23,9 @@ _MODULES = {
     "dps": "dps",
     "mp": "mp",
     "mp-oer": "mp_oer",
+    "dwf": "dwf",  # dwf, en-dwf and tbc run on the formation kernel (simt_fast.sim.formation)
+    "en-dwf": "en_dwf",
+    "tbc": "tbc",
     "frontier": "frontier",
     "mimd": "mimd",
     "stackless": "stackless",

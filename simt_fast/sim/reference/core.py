@@ -96,6 +96,7 @@ class ReferenceCore:
         self.cta_arrived = [0] * trace.n_ctas
         self.ran: dict = {}  # (warp slot, block) -> (epoch, mask) for expanded_insts
         self.scoreboards: dict = {}
+        self.issued_now: list = []  # (sm, scheduler) of this cycle's issues, for end_cycle
 
     # ---- events -------------------------------------------------------------------------------
     def emit_tables(self, now, warp):
@@ -259,6 +260,10 @@ class ReferenceCore:
         self.track(warp)
         self.emit_tables(now, warp)
 
+    def end_cycle(self, now, simd_free):
+        """Hook after every cycle (PDOM&HWS's hws_sync_sms uses it); here: forget the cycle's issues."""
+        self.issued_now.clear()
+
     def track(self, warp):
         s = self.stats
         stn, rtn = len(warp.st), len(warp.rt)
@@ -356,6 +361,7 @@ class ReferenceCore:
                         issued_sm = True
                         if not mimd:
                             simd_free[sm][k] = now + self.occ
+                            self.issued_now.append((sm, k))
                             anything_pending = True
                 # retire finished CTAs, dispatch replacements
                 for c in range(self.cta_lim):
@@ -378,10 +384,15 @@ class ReferenceCore:
                     self.stats.idle_cycles += 1  # no SIMD unit issues or executes this cycle
             if done < n_ctas and not anything_pending:
                 raise ReferenceError_(f"mechanism {self.name} deadlocked at cycle {now}")
+            self.end_cycle(now, simd_free)
             now += 1
         return self.stats.finalize(self.W)
 
 
 def simulate(trace, config: SimConfig, *, events: list | None = None, syncwarp=None) -> Stats:
     """The reference model's answer for ``trace`` under ``config`` (slow; small traces only)."""
+    if config.mechanism in ("dwf", "en-dwf", "tbc") or config.hws:
+        from .formation import simulate as formation_simulate  # regrouping / PDOM&HWS models
+
+        return formation_simulate(trace, config, events=events)
     return ReferenceCore(trace, config, events, syncwarp).run()
