@@ -567,7 +567,9 @@ def _finish(mech, hws, sm, w, now, wf, wsl, pool, pool_n, free, free_n, W, sw, w
     if mech == TBC:
         return _tbc_finish(w, now, wf, wsl, W, wpc, pos, path, succ_ptr, succ_idx, exit_b, ipdom, tpc, cta_live,
                            cta_arr, sq_i[3], depth, ent_pc, ent_rpc, ent_nw, lay, scr[0], g, reg_ready, cslot, block_start, src_reg, WS)
-    return _dwf_finish(mech == EN_DWF, hws, sm, w, now, wf, wsl, pool, pool_n, free, free_n, W, sw, pos, path,
+    # one quarter (simd_width >= warp_size) leaves no other position in a lane: en-DWF is DWF there
+    enhanced = (mech == EN_DWF) & (sw < W)
+    return _dwf_finish(enhanced, hws, sm, w, now, wf, wsl, pool, pool_n, free, free_n, W, sw, pos, path,
                        succ_ptr, succ_idx, exit_b, tpc, cta_live, cta_arr, sq_i[3], scr[0], scr[1], scr[2], scr[3], sq_i[0], sq_i[1], g,
                        reg_ready, cslot, block_start, src_reg)
 
@@ -708,9 +710,31 @@ def _drain(mech, hws, sm, now, wf, wsl, pool, pool_n, free, free_n, W, sw, wpc, 
 
 
 @jit
-def _pick_dwf(majority, sm, now, wf, pool, pool_n, last_age, cnt, block_start):
-    """dwf scheduling: ``majority`` (the PC with most threads first) or ``lrr`` (by age, round robin)."""
+def _simd_idle(simd_free, sm, n_sched, now):
+    for k in range(n_sched):
+        if simd_free[sm, k] > now:
+            return False
+    return True
+
+
+@jit
+def _pick_dwf(majority, gto, sm, now, wf, pool, pool_n, last_age, cnt, block_start):
+    """dwf scheduling: ``majority`` (the PC with most threads first), ``gto`` (the last warp while
+    ready, else the oldest) or ``lrr`` (by age, round robin)."""
     best_i = -1
+    if gto:
+        first = -1
+        for j in range(pool_n[sm]):
+            w = pool[sm, j]
+            if wf[w, F_STATE] != 0 or wf[w, F_READY] > now:
+                continue
+            if wf[w, F_AGE] == last_age[sm]:
+                return w
+            if first < 0:
+                first = w
+        if first >= 0:
+            last_age[sm] = wf[first, F_AGE]
+        return first
     if majority:
         # cnt[0, pc] = threads at pc, valid when cnt[1, pc] holds this pick's stamp (no reset pass)
         cnt[1, cnt.shape[1] - 1] += 1
@@ -915,7 +939,8 @@ def _simulate(mech, hws, sync, majority, gto, W, sw, n_sms, n_sched, cta_lim, tp
                 sm_next[sm] = INF
                 continue
             if sm_next[sm] > now:
-                g[G_IDLE] += 1
+                if _simd_idle(simd_free, sm, n_sched, now):
+                    g[G_IDLE] += 1
                 continue
             issued_sm = False
             for k in range(n_sched):
@@ -924,7 +949,7 @@ def _simulate(mech, hws, sync, majority, gto, W, sw, n_sms, n_sched, cta_lim, tp
                 if mech == TBC:
                     w = _pick_tbc(gto, sm, k, now, wf, WS, n_sched, rr, last)
                 else:
-                    w = _pick_dwf(majority, sm, now, wf, pool, pool_n, last_age, cnt, block_start)
+                    w = _pick_dwf(majority, gto, sm, now, wf, pool, pool_n, last_age, cnt, block_start)
                 if w < 0:
                     continue
                 latency = lat[op_class[block_start[wf[w, F_BLK]] + wf[w, F_OFF]]]
@@ -964,8 +989,8 @@ def _simulate(mech, hws, sync, majority, gto, W, sw, n_sms, n_sched, cta_lim, tp
             # own issues change its warps, so nothing can happen here before that cycle)
             if issued_sm:
                 last_progress = now
-            else:
-                g[G_IDLE] += 1
+            elif _simd_idle(simd_free, sm, n_sched, now):
+                g[G_IDLE] += 1  # the core's definition: no issue and every SIMD unit drained
             if issued_sm or dirty[sm]:
                 # warps change only when this SM issues or gets a new CTA: rescan only then
                 dirty[sm] = False
@@ -1018,7 +1043,15 @@ def _simulate(mech, hws, sync, majority, gto, W, sw, n_sms, n_sched, cta_lim, tp
             g[G_ERR] = ERR_NO_PROGRESS
             g[G_ERR_CYCLE] = now
             return
-        g[G_IDLE] += (nxt_t - now - 1) * n_res
+        # skipped cycles: nothing issues anywhere; an SM is idle once all its SIMD units drained
+        for sm in range(n_sms if nxt_t > now + 1 else 0):
+            if sm_res[sm] > 0:
+                busy_until = now + 1
+                for k in range(n_sched):
+                    if simd_free[sm, k] > busy_until:
+                        busy_until = simd_free[sm, k]
+                if nxt_t > busy_until:
+                    g[G_IDLE] += nxt_t - busy_until
         now = nxt_t
 
 
@@ -1066,7 +1099,8 @@ def simulate(trace, config, *, events: list | None = None):
     if events is not None:
         if g[G_EV_OVERFLOW]:
             raise SimulationError(f"the debug event log exceeded {MAX_EVENTS} rows; use a smaller trace with events=")
-        events.extend(dict(kind="issue", cycle=int(r[0]), warp=int(r[1]), pc=(int(r[2]), int(r[3])), mask=int(r[4]),
+        events.extend(dict(kind="issue", cycle=int(r[0]), warp=int(r[1]), pc=(int(r[2]), int(r[3])),
+                           mask=int(r[4]) & 0xFFFF_FFFF_FFFF_FFFF,  # slot 63 is the int64 sign bit
                            checksum=int(r[5])) for r in ev[:int(g[G_NEVENTS])])
     return Stats(
         cycles=int(g[G_CYCLES]), warp_insts=int(g[G_WARP_INSTS]), thread_insts=int(g[G_THREAD_INSTS]),

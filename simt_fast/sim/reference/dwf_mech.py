@@ -30,7 +30,8 @@ from .formation import HOLE, FormationCore
 
 class DWFCore(FormationCore):
     def setup(self, n_sms):
-        self.enhanced = self.cfg.mechanism == "en-dwf"
+        # one quarter (simd_width >= warp_size) leaves no other position in a lane: en-DWF is DWF there
+        self.enhanced = self.cfg.mechanism == "en-dwf" and self.sw < self.W
         self.pool = [[] for _ in range(n_sms)]  # warps, in creation (age) order
         self.last_age = [-1] * n_sms
 
@@ -72,6 +73,16 @@ class DWFCore(FormationCore):
                     w = (after or ready)[0]
                     self.last_age[sm] = w.age
                     return w
+            return None
+        if self.cfg.issue_policy == "gto":
+            # greedy: the warp that issued last while it stays ready, else the oldest ready warp
+            ready = [w for w in order if w.state == 0 and self.ready_time(w) <= now]
+            for w in ready:
+                if w.age == self.last_age[sm]:
+                    return w
+            if ready:
+                self.last_age[sm] = ready[0].age
+                return ready[0]
             return None
         after = [w for w in order if w.age > self.last_age[sm]]
         before = [w for w in order if w.age <= self.last_age[sm]]

@@ -236,8 +236,8 @@ class FormationCore:
                 if issued_sm:
                     last_progress = now
                     pending = True
-                else:
-                    self.stats.idle_cycles += 1
+                elif all(simd_free[sm][k] <= now for k in range(n_sched)):
+                    self.stats.idle_cycles += 1  # no SIMD unit issues or executes this cycle
                 if self.any_waiting_on_time(sm, now):
                     pending = True
             if cfg.hws_sync_sms and issued:
@@ -307,13 +307,8 @@ def check_config(config: SimConfig) -> None:
         )
     if config.hws_sync_sms and not config.hws:
         raise ConfigError("config field 'hws_sync_sms' = true needs hws = true")
-    if m in ("dwf", "en-dwf") and config.issue_policy not in ("majority", "lrr"):
-        raise ConfigError(
-            f"config field 'issue_policy' = '{config.issue_policy}' is not defined for {m}: use 'majority' "
-            "(Fung et al.'s scheduler) or 'lrr'"
-        )
     if m == "en-dwf" or (m == "dwf" and config.hws):
-        if config.warp_size % config.simd_width:
+        if config.warp_size % config.simd_width and config.simd_width < config.warp_size:
             raise ConfigError(
                 f"config field 'simd_width' = {config.simd_width} must divide warp_size = {config.warp_size} "
                 f"for {m} (threads move between quarters of one lane)"
@@ -336,6 +331,6 @@ def simulate(trace, config: SimConfig, *, events: list | None = None) -> Stats:
         from .pdom_hws import simulate as pdom_hws
 
         return pdom_hws(trace, config, events=events)
-    from .core import simulate as core_simulate
+    from .core import ReferenceCore
 
-    return core_simulate(trace, config, events=events)
+    return ReferenceCore(trace, config, events).run()

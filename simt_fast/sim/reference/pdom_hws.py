@@ -20,6 +20,7 @@ class PDOMHWSCore(ReferenceCore):
         check_config(config)
         super().__init__(trace, config.replace(hws=False, hws_sync_sms=False), events)
         self.hws_cfg = config
+        self.latencies_now: list = []
 
     def issue(self, sm, warp, u, now):
         sw = self.cfg.simd_width
@@ -29,9 +30,23 @@ class PDOMHWSCore(ReferenceCore):
         width = sum(1 for q in range(self.n_q) if any(t >= 0 for t in squeezed[q * sw:(q + 1) * sw]))
         unsqueezed = sum(1 for q in range(self.n_q) if u.mask >> (q * sw) & ((1 << sw) - 1))
         self.occ = width
+        self.latency_now = self.lat[self.op_class[self.block_start[u.blk] + u.off]]
         super().issue(sm, warp, u, now)
         self.stats.quarter_hist[unsqueezed] -= 1
         self.stats.quarter_hist[width] += 1
+        self.latencies_now.append(self.latency_now)
+
+    def end_cycle(self, now, simd_free):
+        if self.hws_cfg.hws_sync_sms and self.issued_now:
+            # the thesis simulator (seed 003 §4.2 step 3): every warp issued in this cycle, on any SM,
+            # takes the largest warp size among them
+            widest = max(simd_free[sm][k] - now for sm, k in self.issued_now)
+            for sm, k in self.issued_now:
+                simd_free[sm][k] = now + widest
+            for latency in self.latencies_now:
+                self.stats.cycles = max(self.stats.cycles, now + max(latency, widest))
+        self.latencies_now = []
+        super().end_cycle(now, simd_free)
 
 
 def simulate(trace, config, *, events=None):
