@@ -154,3 +154,45 @@ def test_barrier_keeps_its_per_cta_meaning_when_warps_mix_ctas():
     assert s.thread_insts == trace.total_thread_insts()
     assert s.to_dict() == run_reference(trace, cfg).to_dict()
     assert s.barrier_wait_cycles > 0
+
+
+@st.composite
+def hws_cases(draw):
+    trace = draw(synthetic.traces(max_blocks=16, max_threads=72))
+    warp_size = draw(st.sampled_from((4, 8, 16, 32)))
+    simd = draw(st.sampled_from([s for s in (1, 2, 4, 8) if warp_size % s == 0]))
+    cfg = SimConfig(
+        mechanism="sps", hws=True, hws_sync_sms=draw(st.booleans()), warp_size=warp_size, simd_width=simd,
+        n_sms=draw(st.integers(1, 3)), n_schedulers=draw(st.integers(1, 2)), max_warps_per_sm=64,
+        max_ctas_per_sm=draw(st.integers(1, 3)), issue_policy=draw(st.sampled_from(("lrr", "gto"))),
+        lat_alu=draw(st.integers(1, 12)), lat_global=draw(st.integers(1, 60)), lat_branch=draw(st.integers(1, 12)),
+    )
+    return trace, cfg
+
+
+@settings(max_examples=60, **SETTINGS)
+@given(hws_cases())
+def test_pdom_hws_core_matches_reference(case):
+    """PDOM&HWS in the numba core vs the reference core with the squeeze (reference.pdom_hws)."""
+    from simt_fast.sim import SimulationError, simulate
+    from simt_fast.sim.reference.pdom_hws import simulate as pdom_hws
+
+    trace, cfg = case
+    fast_ev, ref_ev = [], []
+    try:
+        fast = simulate(trace, cfg, events=fast_ev)
+    except SimulationError:
+        with pytest.raises(ReferenceError_):
+            pdom_hws(trace, cfg)
+        return
+    slow = pdom_hws(trace, cfg, events=ref_ev)
+    assert fast.to_dict() == slow.to_dict()
+    assert fast_ev == ref_ev
+    plain = simulate(trace, cfg.replace(hws=False, hws_sync_sms=False))
+    # the squeeze changes only how long a warp occupies the SIMD unit, never what is issued
+    assert (fast.warp_insts, fast.thread_insts) == (plain.warp_insts, plain.thread_insts)
+    assert fast.quarter_hist.sum() == fast.warp_insts
+    if not cfg.hws_sync_sms:
+        # each issue's width is its squeezed quarter count, never more than the unsqueezed one
+        q = np.arange(len(fast.quarter_hist))
+        assert (fast.quarter_hist * q).sum() <= (plain.quarter_hist * q).sum()
