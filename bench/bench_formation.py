@@ -7,6 +7,12 @@ machine (warp 32, SIMD 8, 8 SMs). The numba kernel replays the whole synthetic t
 after a warm-up, so JIT compile time is excluded); the plain-Python reference replays the first C
 CTAs of the same trace, and the ratio compares warp instructions per second in this same run.
 Targets (docs/formation.md): >= 5 M warp insts/s for dwf, en-dwf, tbc; >= 15 M for sps + hws.
+
+    /work/venv/bin/python bench/bench_formation.py --workloads DIR
+
+instead prints the seed 003 comparison on the gt200 preset for every trace DIR/*.h5 (written by
+`simt-fast trace <workload> --size tiny -o DIR/<workload>.h5`): speedup over PDOM of PDOM&HWS, DWF,
+en-DWF, en-DWF&HWS and TBC, as a Markdown table with geometric means.
 """
 
 from __future__ import annotations
@@ -38,8 +44,56 @@ def simulate(trace, cfg):
     return core_simulate(trace, cfg)
 
 
+THESIS = {  # seed 003 = Jin 2012 (name: config overrides on the gt200 preset)
+    "PDOM": dict(mechanism="sps"),
+    "PDOM&HWS": dict(mechanism="sps", hws=True),
+    "DWF": dict(mechanism="dwf", issue_policy="majority"),
+    "en-DWF": dict(mechanism="en-dwf", issue_policy="majority"),
+    "en-DWF&HWS": dict(mechanism="en-dwf", issue_policy="majority", hws=True),
+    "TBC": dict(mechanism="tbc"),
+}
+
+
+def workload_table(directory: str) -> None:
+    from pathlib import Path
+
+    from simt_fast.sim.config import load_config
+    from simt_fast.trace.model import Trace
+
+    base = load_config("gt200")
+    names = list(THESIS)
+    print("| workload | " + " | ".join(names[1:]) + " | PDOM SIMD util |")
+    print("|---" * len(names) + "|---|")
+    logs = {n: [] for n in names[1:]}
+    for path in sorted(Path(directory).glob("*.h5")):
+        trace = Trace.load(path)
+        cycles, util = {}, 0.0
+        for name in names:
+            try:
+                s = simulate(trace, base.replace(**THESIS[name]))
+            except Exception as e:  # e.g. a bar.sync in divergent code deadlocks the stack mechanisms
+                cycles[name] = None
+                print(f"<!-- {path.stem} {name}: {e} -->")
+                continue
+            cycles[name] = s.cycles
+            if name == "PDOM":
+                util = s.simd_util
+        cells = []
+        for name in names[1:]:
+            if cycles["PDOM"] and cycles[name]:
+                sp = cycles["PDOM"] / cycles[name]
+                logs[name].append(np.log(sp))
+                cells.append(f"{sp:.3f}")
+            else:
+                cells.append("n/a")
+        print(f"| {path.stem} | " + " | ".join(cells) + f" | {util:.3f} |")
+    means = [f"{np.exp(np.mean(v)):.3f}" if v else "n/a" for v in logs.values()]
+    print("| **geometric mean** | " + " | ".join(means) + " | |")
+
+
 def main():
     ap = argparse.ArgumentParser()
+    ap.add_argument("--workloads", help="directory of workload traces: print the seed 003 comparison table")
     ap.add_argument("--threads", type=int, default=64 * 1024)
     ap.add_argument("--blocks", type=int, default=48)
     ap.add_argument("--cta", type=int, default=256)
@@ -47,6 +101,9 @@ def main():
     ap.add_argument("--divergence", type=float, default=0.1)
     ap.add_argument("--configs", default=",".join(CONFIGS))
     args = ap.parse_args()
+    if args.workloads:
+        workload_table(args.workloads)
+        return
 
     trace = synthetic(args.blocks, args.threads, seed=1, warp_size=32, block=(args.cta, 1, 1),
                       divergence=args.divergence, max_path_len=200)

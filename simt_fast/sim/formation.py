@@ -16,8 +16,16 @@ from __future__ import annotations
 import numpy as np
 
 from .._jit import jit
-from .dwf import _merge_into
-from .hws import _squeeze_scratch
+from . import dwf as _dwf
+from . import hws as _hws
+
+# Helpers of the cycle loop never allocate, so they are compiled without the numba runtime: with
+# NRT every call increfs/decrefs every array argument (docs/core.md measured ~25 ns per array per
+# call). `_simulate` allocates the state and hands it to the NRT-free `_run`.
+helper = jit(_nrt=False)
+# the HWS engineer's squeeze and merge kernels, compiled NRT-free for these loops (same source)
+_merge_into = helper(_dwf._merge_into.py_func)
+_squeeze_scratch = helper(_hws._squeeze_scratch.py_func)
 
 DWF = 7
 EN_DWF = 8
@@ -77,14 +85,14 @@ from .reference.formation import slot_checksum  # noqa: E402,F401  (one definiti
 # ------------------------------------------------------------------------------------------------
 # small helpers
 # ------------------------------------------------------------------------------------------------
-@jit
+@helper
 def _row(t, tpc, cslot):
     """Scoreboard row of thread ``t`` (its CTA's residency slot * tpc + CTA-local id), precomputed
     at dispatch in ``cslot`` (indexed by thread) so the hot loops do no integer division."""
     return cslot[t]
 
 
-@jit
+@helper
 def _ready(wf, wsl, w, W, reg_ready, tpc, cslot, block_start, src_reg):
     instr = block_start[wf[w, F_BLK]] + wf[w, F_OFF]
     t_ready = wf[w, F_NB]
@@ -101,7 +109,7 @@ def _ready(wf, wsl, w, W, reg_ready, tpc, cslot, block_start, src_reg):
     wf[w, F_READY] = t_ready
 
 
-@jit
+@helper
 def _new_warp(wf, wsl, w, g, blk, nb, cta):
     wf[w, F_USED] = 1
     wf[w, F_ID] = g[G_ID]
@@ -117,7 +125,7 @@ def _new_warp(wf, wsl, w, g, blk, nb, cta):
     wf[w, F_N] = 0
 
 
-@jit
+@helper
 def _quarters(wsl, w, W, sw):
     n_q = (W + sw - 1) // sw
     q_act = 0
@@ -129,7 +137,7 @@ def _quarters(wsl, w, W, sw):
     return q_act
 
 
-@jit
+@helper
 def _step(wf, wsl, w, W, pos, path, succ_ptr, succ_idx, g, now):
     """Every thread of warp ``w`` finished its block: advance its path cursor (checking the edge)."""
     b = wf[w, F_BLK]
@@ -154,7 +162,7 @@ def _step(wf, wsl, w, W, pos, path, succ_ptr, succ_idx, g, now):
     return 0
 
 
-@jit
+@helper
 def _exit_thread(t, tpc, cta_live, cta_arr, rel, g):
     """Thread ``t`` exits; queue its CTA if that completes a bar.sync its other threads wait at."""
     cta = t // tpc
@@ -167,7 +175,7 @@ def _exit_thread(t, tpc, cta_live, cta_arr, rel, g):
         g[G_NREL] += 1
 
 
-@jit
+@helper
 def _first_succ(succ_idx, lo, e):
     """Is successor edge ``e`` the first edge of its block to target ``succ_idx[e]`` (brx duplicates)?"""
     for e2 in range(lo, e):
@@ -179,7 +187,7 @@ def _first_succ(succ_idx, lo, e):
 # ------------------------------------------------------------------------------------------------
 # dwf / en-dwf: the warp pool
 # ------------------------------------------------------------------------------------------------
-@jit
+@helper
 def _pool_remove(pool, pool_n, sm, w):
     n = pool_n[sm]
     for j in range(n):
@@ -190,21 +198,21 @@ def _pool_remove(pool, pool_n, sm, w):
             return
 
 
-@jit
+@helper
 def _alloc(wf, free, free_n, sm):
     """A free warp record of ``sm`` (records are never short: a warp holds at least one thread)."""
     free_n[sm] -= 1
     return free[sm, free_n[sm]]
 
 
-@jit
+@helper
 def _release_warp(wf, free, free_n, sm, w):
     wf[w, F_USED] = 0
     free[sm, free_n[sm]] = w
     free_n[sm] += 1
 
 
-@jit
+@helper
 def _place(enhanced, sm, male, s, now, exclude, wf, wsl, pool, pool_n, W, sw, out, g, reg_ready, tpc, cslot,
            block_start, src_reg):
     """Merge the male group into the forming warps at (s, 0), oldest first; returns threads left."""
@@ -251,7 +259,7 @@ def _place(enhanced, sm, male, s, now, exclude, wf, wsl, pool, pool_n, W, sw, ou
     return left
 
 
-@jit
+@helper
 def _dwf_finish(enhanced, hws, sm, w, now, wf, wsl, pool, pool_n, free, free_n, W, sw, pos, path, succ_ptr,
                 succ_idx, exit_b, tpc, cta_live, cta_arr, rel, orig, male, out, sq, counts, order, g, reg_ready, cslot,
                 block_start, src_reg):
@@ -312,7 +320,7 @@ def _dwf_finish(enhanced, hws, sm, w, now, wf, wsl, pool, pool_n, free, free_n, 
     return 0
 
 
-@jit
+@helper
 def _dwf_barrier(sm, w, now, wf, wsl, pool, pool_n, free, free_n, W, tpc, cta_arr, tmp, ctas, g):
     """bar.sync keeps its per-CTA meaning: a warp that mixes CTAs waits as one warp per CTA.
 
@@ -359,13 +367,13 @@ def _dwf_barrier(sm, w, now, wf, wsl, pool, pool_n, free, free_n, W, tpc, cta_ar
 # ------------------------------------------------------------------------------------------------
 # tbc: one reconvergence stack per CTA
 # ------------------------------------------------------------------------------------------------
-@jit
+@helper
 def _tbc_clear(wf, base, wpc):
     for i in range(wpc):
         wf[base + i, F_USED] = 0
 
 
-@jit
+@helper
 def _tbc_activate(cs, base, cta, nb, wf, wsl, depth, ent_pc, ent_rpc, ent_nw, lay, wpc, W, pos, path, exit_b, g,
                   reg_ready, tpc, cslot, block_start, src_reg):
     """Start or resume the top entry with its layout (minus exited threads); pop finished entries."""
@@ -393,7 +401,7 @@ def _tbc_activate(cs, base, cta, nb, wf, wsl, depth, ent_pc, ent_rpc, ent_nw, la
         depth[cs] = d  # nothing left to run, or it is at its reconvergence point already
 
 
-@jit
+@helper
 def _tbc_check_done(cs, base, cta, now, wf, wsl, depth, ent_pc, ent_rpc, ent_nw, lay, wpc, W, pos, path, exit_b,
                     g, reg_ready, tpc, cslot, block_start, src_reg):
     for i in range(wpc):
@@ -406,7 +414,7 @@ def _tbc_check_done(cs, base, cta, now, wf, wsl, depth, ent_pc, ent_rpc, ent_nw,
                   g, reg_ready, tpc, cslot, block_start, src_reg)
 
 
-@jit
+@helper
 def _tbc_finish(w, now, wf, wsl, W, wpc, pos, path, succ_ptr, succ_idx, exit_b, ipdom, tpc, cta_live, cta_arr, rel,
                 depth, ent_pc,
                 ent_rpc, ent_nw, lay, cnt, g, reg_ready, cslot, block_start, src_reg, WS):
@@ -452,7 +460,7 @@ def _tbc_finish(w, now, wf, wsl, W, wpc, pos, path, succ_ptr, succ_idx, exit_b, 
     return 0
 
 
-@jit
+@helper
 def _tbc_resolve(cs, base, cta, b, now, wf, wsl, W, wpc, pos, path, succ_ptr, succ_idx, exit_b, ipdom, depth, ent_pc,
                  ent_rpc, ent_nw, lay, cnt, g, reg_ready, tpc, cslot, block_start, src_reg):
     """Once every warp of the top entry waits at the branch: go on together, or compact per target."""
@@ -560,7 +568,7 @@ def _tbc_resolve(cs, base, cta, b, now, wf, wsl, W, wpc, pos, path, succ_ptr, su
 # ------------------------------------------------------------------------------------------------
 # issue, barriers, scheduling
 # ------------------------------------------------------------------------------------------------
-@jit
+@helper
 def _finish(mech, hws, sm, w, now, wf, wsl, pool, pool_n, free, free_n, W, sw, wpc, WS, pos, path, succ_ptr,
             succ_idx, exit_b, ipdom, tpc, cta_live, cta_arr, depth, ent_pc, ent_rpc, ent_nw, lay, scr, sq_i, g, reg_ready,
             cslot, block_start, src_reg):
@@ -574,7 +582,7 @@ def _finish(mech, hws, sm, w, now, wf, wsl, pool, pool_n, free, free_n, W, sw, w
                        reg_ready, cslot, block_start, src_reg)
 
 
-@jit
+@helper
 def _release(mech, hws, sm, cta, now, wf, wsl, pool, pool_n, free, free_n, W, sw, wpc, WS, pos, path, succ_ptr,
              succ_idx, exit_b, ipdom, tpc, cta_live, cta_arr, depth, ent_pc, ent_rpc, ent_nw, lay, scr, sq_i, g,
              reg_ready, cslot, block_start, src_reg):
@@ -602,7 +610,7 @@ def _release(mech, hws, sm, cta, now, wf, wsl, pool, pool_n, free, free_n, W, sw
     return 0
 
 
-@jit
+@helper
 def _issue(mech, hws, sm, w, now, wf, wsl, pool, pool_n, free, free_n, W, sw, n_q, wpc, WS, pos, path, succ_ptr,
            succ_idx, exit_b, ipdom, tpc, cta_live, cta_arr, depth, ent_pc, ent_rpc, ent_nw, lay, scr, sq_i, g,
            reg_ready, cslot, block_start, src_reg, op_class, dst_reg, lat, has_bar, occ_hist, q_hist, ev):
@@ -690,7 +698,7 @@ def _issue(mech, hws, sm, w, now, wf, wsl, pool, pool_n, free, free_n, W, sw, n_
     return -err if err else width
 
 
-@jit
+@helper
 def _drain(mech, hws, sm, now, wf, wsl, pool, pool_n, free, free_n, W, sw, wpc, WS, pos, path, succ_ptr, succ_idx,
            exit_b, ipdom, tpc, cta_live, cta_arr, depth, ent_pc, ent_rpc, ent_nw, lay, scr, sq_i, g, reg_ready, cslot,
            block_start, src_reg):
@@ -709,7 +717,7 @@ def _drain(mech, hws, sm, now, wf, wsl, pool, pool_n, free, free_n, W, sw, wpc, 
     return 0
 
 
-@jit
+@helper
 def _simd_idle(simd_free, sm, n_sched, now):
     for k in range(n_sched):
         if simd_free[sm, k] > now:
@@ -717,7 +725,7 @@ def _simd_idle(simd_free, sm, n_sched, now):
     return True
 
 
-@jit
+@helper
 def _pick_dwf(majority, gto, sm, now, wf, pool, pool_n, last_age, cnt, block_start):
     """dwf scheduling: ``majority`` (the PC with most threads first), ``gto`` (the last warp while
     ready, else the oldest) or ``lrr`` (by age, round robin)."""
@@ -783,7 +791,7 @@ def _pick_dwf(majority, gto, sm, now, wf, pool, pool_n, last_age, cnt, block_sta
     return first
 
 
-@jit
+@helper
 def _pick_tbc(gto, sm, k, now, wf, WS, n_sched, rr, last):
     """tbc scheduling, as the core: warp slots bound to schedulers, lrr or gto."""
     nk = (WS - k + n_sched - 1) // n_sched
@@ -815,7 +823,7 @@ def _pick_tbc(gto, sm, k, now, wf, WS, n_sched, rr, last):
     return -1
 
 
-@jit
+@helper
 def _dispatch(mech, sm, c, cta, now, W, wpc, WS, tpc, cta_lim, path_ptr, path, exit_b, wf, wsl, pos, cta_live, cslot,
               reg_ready, pool, pool_n, free, free_n, depth, ent_pc, ent_rpc, ent_nw, lay, g, block_start, src_reg):
     """CTA ``cta`` becomes resident in CTA slot ``c`` of ``sm``; its warps start at the entry block."""
@@ -913,6 +921,23 @@ def _simulate(mech, hws, sync, majority, gto, W, sw, n_sms, n_sched, cta_lim, tp
     iss_sm = np.zeros(n_sms * n_sched, np.int64)  # hws_sync_sms: this cycle's issues
     iss_k = np.zeros(n_sms * n_sched, np.int64)
     iss_lat = np.zeros(n_sms * n_sched, np.int64)
+
+    _run(mech, hws, sync, majority, gto, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, max_cycles, no_progress,
+         block_start, succ_ptr, succ_idx, ipdom, has_bar, op_class, dst_reg, src_reg, lat, path_ptr,
+         path, exit_b, ev, occ_hist, q_hist, g, wpc, WS, n_q, NW, wf, wsl, pool, pool_n, free, free_n,
+         depth, ent_pc, ent_rpc, ent_nw, lay, reg_ready, cslot, pos, cta_live, cta_arr, res_cta,
+         simd_free, rr, last, last_age, sm_next, sm_res, smr, dirty, cnt, scr, sq_i, iss_sm, iss_k,
+         iss_lat)
+
+
+@helper
+def _run(mech, hws, sync, majority, gto, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, max_cycles, no_progress,
+         block_start, succ_ptr, succ_idx, ipdom, has_bar, op_class, dst_reg, src_reg, lat, path_ptr,
+         path, exit_b, ev, occ_hist, q_hist, g, wpc, WS, n_q, NW, wf, wsl, pool, pool_n, free, free_n,
+         depth, ent_pc, ent_rpc, ent_nw, lay, reg_ready, cslot, pos, cta_live, cta_arr, res_cta,
+         simd_free, rr, last, last_age, sm_next, sm_res, smr, dirty, cnt, scr, sq_i, iss_sm, iss_k,
+         iss_lat):
+    """The cycle loop (NRT-free: it never allocates, so its helper calls cost no refcounting)."""
 
     next_cta = 0
     for sm in range(n_sms):
