@@ -534,7 +534,32 @@ def _tbc_resolve(cs, base, cta, b, now, wf, wsl, W, wpc, pos, path, succ_ptr, su
             cnt[sl] = 0
         nw = 0
         d = depth[cs]
-        if d >= ent_pc.shape[1]:
+        n_new = 0
+        for i in range(wpc):
+            w = base + i
+            if wf[w, F_USED] and wf[w, F_N] > 0:
+                for sl in range(W):
+                    t = wsl[w, sl]
+                    if t >= 0 and path[pos[t]] == s:
+                        n_new += 1
+        if n_new == 0:
+            continue
+        if d > 0 and ent_pc[cs, d - 1] == s and ent_rpc[cs, d - 1] == r:
+            # the entry below waits to run the same PC to the same RPC (a loop's break path left it
+            # there on an earlier iteration): join it — its threads first, slot by slot, stably
+            d -= 1
+            nw = ent_nw[cs, d]
+            for sl in range(W):
+                j = 0
+                for k in range(nw):
+                    t = lay[cs, d, k, sl]
+                    if t >= 0:
+                        lay[cs, d, k, sl] = HOLE
+                        lay[cs, d, j, sl] = t
+                        j += 1
+                cnt[sl] = j
+            depth[cs] = d  # re-pushed below with the merged layout
+        elif d >= ent_pc.shape[1]:
             g[G_ERR] = ERR_TABLE_OVERFLOW
             g[G_ERR_CYCLE] = now
             return ERR_TABLE_OVERFLOW
@@ -551,8 +576,10 @@ def _tbc_resolve(cs, base, cta, b, now, wf, wsl, W, wpc, pos, path, succ_ptr, su
                         nw += 1
                     lay[cs, d, cnt[sl], sl] = t
                     cnt[sl] += 1
-        if nw == 0:
-            continue
+        nw = 0
+        for sl in range(W):
+            if cnt[sl] > nw:
+                nw = cnt[sl]
         ent_pc[cs, d] = s
         ent_rpc[cs, d] = r
         ent_nw[cs, d] = nw

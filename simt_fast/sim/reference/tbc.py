@@ -168,9 +168,17 @@ class TBCCore(FormationCore):
         else:
             top.pc = r  # the entry now waits at the IPDOM with its current warps (restored there)
             top.layout = [list(w.slots) for w in warps if w.threads()]
+        stack = self.stacks[cta]
         for s, g in groups:
-            if s != r:
-                self.stacks[cta].append(Entry(s, r, self.compact(g)))
+            if s == r:
+                continue
+            if stack and stack[-1].pc == s and stack[-1].rpc == r:
+                # the entry below waits to run the same PC to the same RPC (a loop's break path left
+                # it there on an earlier iteration): join it instead of stacking one per iteration
+                below = [t for slots in stack[-1].layout for t in slots if t != HOLE]
+                stack[-1].layout = self.compact(below + g)
+            else:
+                stack.append(Entry(s, r, self.compact(g)))
         self.track(cta)
         self.clear(cta)
         self.activate(cta, now + 1)
