@@ -101,7 +101,7 @@ def prepare(trace: Trace, config: SimConfig, syncwarp=None) -> dict:
 
     mech = registry.get(config.mechanism)
     check_config(config)  # hws only with sps/dwf/en-dwf, hws_sync_sms only with hws, ...
-    if config.issue_policy == "majority":
+    if config.effective_issue_policy == "majority":
         raise ConfigError(
             f"config field 'issue_policy' = 'majority' applies to dwf/en-dwf, not to '{config.mechanism}' "
             "(use lrr or gto)"
@@ -132,7 +132,7 @@ def prepare(trace: Trace, config: SimConfig, syncwarp=None) -> dict:
         mech=mech.code, W=W, sw=config.simd_width, n_sms=config.n_sms, n_sched=config.n_schedulers, cta_lim=cta_lim,
         tpc=tpc, n_ctas=trace.n_ctas, n_regs=n_regs,
         K=W if config.mechanism == "mimd" else 4,  # mimd: one scoreboard slot per lane, never folded
-        policy=0 if config.issue_policy == "lrr" else 1,
+        policy=0 if config.effective_issue_policy == "lrr" else 1,
         max_cycles=config.max_cycles, no_progress=config.no_progress_cycles,
         block_start=np.asarray(trace.block_start, np.int64), succ_ptr=np.asarray(trace.succ_ptr, np.int64),
         succ_idx=np.asarray(trace.succ_idx, np.int64), ipdom=np.asarray(trace.ipdom, np.int64),

@@ -26,7 +26,7 @@ MECHANISMS = (
     "frontier",
     "mimd",
 )
-ISSUE_POLICIES = ("lrr", "gto", "majority")
+ISSUE_POLICIES = ("auto", "lrr", "gto", "majority")
 
 
 class ConfigError(ValueError):
@@ -42,7 +42,9 @@ class SimConfig:
     n_schedulers: int = 1  # warp instructions issued per SM per cycle (each with its own SIMD unit)
     max_warps_per_sm: int = 48
     max_ctas_per_sm: int = 8
-    issue_policy: str = "lrr"  # lrr (loose round robin), gto (greedy then oldest), majority (dwf)
+    # lrr (loose round robin), gto (greedy then oldest), majority (dwf/en-dwf: the PC with most
+    # threads), or auto: each mechanism's own paper policy (majority for dwf/en-dwf, else lrr)
+    issue_policy: str = "auto"
     lat_alu: int = 24  # result latency in cycles, per op class (GT200 read-after-write ~24)
     lat_sfu: int = 32
     lat_global: int = 400
@@ -87,6 +89,15 @@ class SimConfig:
     def n_quarters(self) -> int:
         """Issue sub-groups per warp (seed 003's quarter-warps when warp 32 / SIMD 8)."""
         return -(-self.warp_size // self.simd_width)
+
+    @property
+    def effective_issue_policy(self) -> str:
+        """The policy the scheduler runs: ``auto`` resolves to the mechanism's paper policy
+        (DWF's majority scheduling for dwf/en-dwf, loose round robin for everything else), so that
+        one sweep or `run` can compare stack mechanisms and DWF each as published."""
+        if self.issue_policy != "auto":
+            return self.issue_policy
+        return "majority" if self.mechanism in ("dwf", "en-dwf") else "lrr"
 
     def latency(self, name: str) -> int:
         """Latency of an op-class field name (``global``, ``shared``…), honouring perfect_memory."""

@@ -1136,7 +1136,7 @@ def simulate(trace, config, *, events: list | None = None):
     occ_hist = np.zeros(W + 1, np.int64)
     q_hist = np.zeros(config.n_quarters + 1, np.int64)
     _simulate(
-        _CODES[config.mechanism], bool(config.hws), bool(config.hws_sync_sms), config.issue_policy == "majority", config.issue_policy == "gto",
+        _CODES[config.mechanism], bool(config.hws), bool(config.hws_sync_sms), config.effective_issue_policy == "majority", config.effective_issue_policy == "gto",
         W, config.simd_width, config.n_sms, config.n_schedulers, cta_lim, tpc, trace.n_ctas, n_regs,
         config.max_cycles, config.no_progress_cycles, max_depth,
         np.asarray(trace.block_start, np.int64), succ_ptr, np.asarray(trace.succ_idx, np.int64),

@@ -285,7 +285,7 @@ class ReferenceCore:
     def warps_in_order(self, sm, k, rr, last):
         n_sched = self.cfg.n_schedulers
         ws = self.cta_lim * self.wpc
-        if self.cfg.issue_policy == "gto":
+        if self.cfg.effective_issue_policy == "gto":
             # greedy: the warp in the slot that issued last, then the others oldest first
             order = []
             if last[k] >= 0 and self.sm_warps[sm][last[k]] is not None:

@@ -60,7 +60,7 @@ class DWFCore(FormationCore):
     def pick(self, sm, k, now):
         warps = self.pool[sm]
         order = sorted(warps, key=lambda w: w.age)
-        if self.cfg.issue_policy == "majority":
+        if self.cfg.effective_issue_policy == "majority":
             count = {}
             for w in warps:
                 if w.state == 0:
@@ -74,7 +74,7 @@ class DWFCore(FormationCore):
                     self.last_age[sm] = w.age
                     return w
             return None
-        if self.cfg.issue_policy == "gto":
+        if self.cfg.effective_issue_policy == "gto":
             # greedy: the warp that issued last while it stays ready, else the oldest ready warp
             ready = [w for w in order if w.state == 0 and self.ready_time(w) <= now]
             for w in ready:

@@ -313,7 +313,7 @@ def check_config(config: SimConfig) -> None:
                 f"config field 'simd_width' = {config.simd_width} must divide warp_size = {config.warp_size} "
                 f"for {m} (threads move between quarters of one lane)"
             )
-    if m == "tbc" and config.issue_policy == "majority":
+    if m == "tbc" and config.effective_issue_policy == "majority":
         raise ConfigError("config field 'issue_policy' = 'majority' applies to dwf/en-dwf, not to 'tbc' (use lrr or gto)")
 
 

@@ -202,7 +202,7 @@ class TBCCore(FormationCore):
         n_sched = self.cfg.n_schedulers
         ws = len(self.slots_of[sm])
         mine = [i for i in range(ws) if i % n_sched == k]
-        if self.cfg.issue_policy == "gto":
+        if self.cfg.effective_issue_policy == "gto":
             last = self.last[sm][k]
             order = ([last] if last >= 0 else []) + sorted(
                 (i for i in mine if i != last and self.slots_of[sm][i] is not None),
