@@ -170,6 +170,8 @@ def test_default_sweep_lists_every_workload_and_only_registered_mechanisms():
     assert sorted(t.workload for t in spec.traces) == sorted(workloads.names())
     assert all(t.size == "tiny" for t in spec.traces)
     mechs = spec.grid["mechanism"]
-    assert set(mechs) <= set(registry.names()) and {"sps", "mp", "mimd"} <= set(mechs)
+    assert set(mechs) == set(registry.names())  # the default sweep shows every mechanism
     assert spec.grid["simd_width"] == [8, 32] and all(c.warp_size == 32 for c in spec.configs)
-    assert spec.baseline == {"mechanism": "sps"}
+    assert spec.baseline == {"mechanism": "sps", "hws": False}  # HWS variants are measured against PDOM
+    hws_points = {(c.mechanism, c.simd_width) for c in spec.configs if c.hws}
+    assert hws_points == {("sps", 8), ("dwf", 8), ("en-dwf", 8)}  # PDOM&HWS, DWF&HWS, en-DWF&HWS

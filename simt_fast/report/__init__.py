@@ -39,15 +39,28 @@ def _plt():
     return plt
 
 
-def _grouped_bars(ax, table, ylabel: str, reference: Optional[float] = None):
+def _series_colors(names: list) -> dict:
+    """One colour per series name, the same in every panel of a figure (a mechanism keeps its
+    colour when a panel shows only some of them). Beyond ten series, tab20's dark shades come
+    first so neighbouring series stay distinguishable."""
+    plt = _plt()
+    if len(names) <= 10:
+        cmap = plt.get_cmap("tab10")
+        return {n: cmap(i) for i, n in enumerate(names)}
+    cmap = plt.get_cmap("tab20")
+    order = list(range(0, 20, 2)) + list(range(1, 20, 2))
+    return {n: cmap(order[i % 20]) for i, n in enumerate(names)}
+
+
+def _grouped_bars(ax, table, ylabel: str, reference: Optional[float] = None, colors: Optional[dict] = None):
     """Bars of a traces x series table: one group per row (trace, then the mean row)."""
     n_rows, n_cols = table.shape
     width = 0.8 / max(n_cols, 1)
     x = np.arange(n_rows)
-    cmap = _plt().get_cmap("tab10" if n_cols <= 10 else "tab20")
+    colors = colors or _series_colors(list(table.columns))
     for j, col in enumerate(table.columns):
         vals = table[col].to_numpy(np.float64)
-        ax.bar(x - 0.4 + width * (j + 0.5), np.nan_to_num(vals, nan=0.0), width, label=col, color=cmap(j % cmap.N),
+        ax.bar(x - 0.4 + width * (j + 0.5), np.nan_to_num(vals, nan=0.0), width, label=col, color=colors[col],
                edgecolor="black", linewidth=0.3)
     ax.set_xticks(x)
     ax.set_xticklabels(table.index, rotation=45, ha="right", fontsize=8)
@@ -73,8 +86,10 @@ def _panel_figure(panel_tables: list, ylabel: str, title: str, path: Path, refer
     # Ratios spanning more than ~4x either way read better on a log axis (outliers like mimd
     # would otherwise flatten every other bar).
     log = log_if_wide and values.size and (values.max() / max(values.min(), 1e-12) > 16)
+    series = list(dict.fromkeys(c for _, t in panel_tables for c in t.columns))
+    colors = _series_colors(series)
     for ax, (ptitle, table) in zip(axes.flat, panel_tables):
-        _grouped_bars(ax, table, ylabel, reference)
+        _grouped_bars(ax, table, ylabel, reference, colors)
         if log:
             ax.set_yscale("log", base=2)
             ax.yaxis.set_major_formatter(_plt().FuncFormatter(lambda v, _: f"{v:g}"))
@@ -82,7 +97,12 @@ def _panel_figure(panel_tables: list, ylabel: str, title: str, path: Path, refer
             ax.set_title(ptitle, fontsize=9)
     for ax in list(axes.flat)[n:]:
         ax.set_visible(False)
-    handles, labels = axes.flat[0].get_legend_handles_labels()
+    by_label = {}
+    for ax in list(axes.flat)[:n]:  # every series once, in first-seen order, whichever panel has it
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            by_label.setdefault(lab, h)
+    labels = [lab for lab in series if lab in by_label]
+    handles = [by_label[lab] for lab in labels]
     # Title on top, the shared legend under it, panels below (nothing overlaps).
     head = 0.9 / fig.get_figheight()
     fig.tight_layout(rect=(0, 0, 1, 1 - head))

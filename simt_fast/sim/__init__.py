@@ -100,12 +100,7 @@ def prepare(trace: Trace, config: SimConfig, syncwarp=None) -> dict:
     from .reference.formation import check_config
 
     mech = registry.get(config.mechanism)
-    check_config(config)  # hws only with sps/dwf/en-dwf, hws_sync_sms only with hws, ...
-    if config.effective_issue_policy == "majority":
-        raise ConfigError(
-            f"config field 'issue_policy' = 'majority' applies to dwf/en-dwf, not to '{config.mechanism}' "
-            "(use lrr or gto)"
-        )
+    check_config(config)  # hws only with sps/dwf/en-dwf, majority only with dwf/en-dwf, ...
     _check_trace(trace)
     W = config.warp_size
     tpc = trace.threads_per_cta

@@ -313,8 +313,11 @@ def check_config(config: SimConfig) -> None:
                 f"config field 'simd_width' = {config.simd_width} must divide warp_size = {config.warp_size} "
                 f"for {m} (threads move between quarters of one lane)"
             )
-    if m == "tbc" and config.effective_issue_policy == "majority":
-        raise ConfigError("config field 'issue_policy' = 'majority' applies to dwf/en-dwf, not to 'tbc' (use lrr or gto)")
+    if m not in ("dwf", "en-dwf") and config.effective_issue_policy == "majority":
+        # majority scheduling picks a PC in DWF's per-SM warp pool; the other mechanisms have none
+        raise ConfigError(
+            f"config field 'issue_policy' = 'majority' applies to dwf/en-dwf, not to '{m}' (use auto, lrr or gto)"
+        )
 
 
 def simulate(trace, config: SimConfig, *, events: list | None = None) -> Stats:
