@@ -14,7 +14,6 @@ that takes only flat arrays (STUMPY's pattern).
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import numpy as np
 
@@ -777,25 +776,3 @@ def _block_end(mech, st, rt, winfo, w, i, now, b, active, has_bar, pos, path, su
         wready[w2] = 0  # released units become schedulable: recompute these warps
     return release_barrier(mech, cta, now, st, rt, winfo, w0, wpc, pos, path, succ_ptr, succ_idx, ipdom, exit_b,
                            prio, cta_live, cta_arr, nxt, gblk, gmask, g, ev, syncwarp)
-
-
-def _drop_stale_cache() -> None:
-    """numba's on-disk cache of this module's kernels is keyed on *this* file only, but the kernels
-    compile in the mechanism modules' code: if any of those is newer than the cached index, the
-    cached machine code is stale, so remove it (it is rebuilt on the next call)."""
-    here = Path(__file__).resolve()
-    cache_dir = here.parent / "__pycache__"
-    if not cache_dir.is_dir():
-        return
-    deps = [here, *sorted((here.parent / "mech").glob("*.py"))]
-    newest = max(p.stat().st_mtime for p in deps)
-    entries = list(cache_dir.glob("core.*.nbi")) + list(cache_dir.glob("core.*.nbc"))
-    if any(e.stat().st_mtime < newest for e in entries if e.suffix == ".nbi"):
-        for e in entries:
-            try:
-                e.unlink()
-            except OSError:  # another process got there first
-                pass
-
-
-_drop_stale_cache()
