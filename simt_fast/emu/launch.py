@@ -394,7 +394,7 @@ def launch(
                 if record_mem:
                     nm = int(ctl[M.NMEV])
                     maddr = np.empty(nm, np.uint64)
-                    mptr = M.mem_to_csr(mev_t, mev_a, nm, bt, maddr)
+                    mptr = M.events_to_csr(mev_t, mev_a, nm, bt, maddr)
                 if writer is not None:
                     writer.append(ptr, path, mptr, maddr)
                 else:

@@ -898,7 +898,9 @@ def run(op, fast, ty, ty2, md, sub, okind, oval, ooff, space, vec, gpred, gneg, 
 
 @jit
 def events_to_csr(ev_t, ev_b, nev, n_threads, path):
-    """Stable counting sort of (thread, block) events into CSR: fills ``path``, returns path_ptr."""
+    """Stable counting sort of (thread, value) events into CSR: fills ``path``, returns the offsets.
+
+    Used for both block paths (values are block ids) and memory addresses (values are addresses)."""
     ptr = np.zeros(n_threads + 1, np.int64)
     for k in range(nev):
         ptr[ev_t[k] + 1] += 1
@@ -908,20 +910,5 @@ def events_to_csr(ev_t, ev_b, nev, n_threads, path):
     for k in range(nev):
         t = ev_t[k]
         path[fill[t]] = ev_b[k]
-        fill[t] += 1
-    return ptr
-
-
-@jit
-def mem_to_csr(mev_t, mev_a, nmev, n_threads, out):
-    ptr = np.zeros(n_threads + 1, np.int64)
-    for k in range(nmev):
-        ptr[mev_t[k] + 1] += 1
-    for t in range(n_threads):
-        ptr[t + 1] += ptr[t]
-    fill = ptr[:-1].copy()
-    for k in range(nmev):
-        t = mev_t[k]
-        out[fill[t]] = mev_a[k]
         fill[t] += 1
     return ptr

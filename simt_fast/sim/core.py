@@ -31,7 +31,7 @@ from .hws import squeezed_quarter_count
 from .mech._tables import (
     R_BLK, R_ID, R_OFF, R_PAR, R_PEND, R_RMASK, R_RPCB, R_RPCO, S_BART, S_BLK, S_EXP, S_MASK, S_NF, S_OFF, S_PAR,
     S_RPCB, S_RPCO, S_STATE, S_T, W_AGE, W_CTA, W_CTASLOT, W_EPOCH, W_GID, W_LIVE, W_NEXTID, W_NF, W_NLANES,
-    W_RTN, W_STN, W_TBASE, R_NF, popcount, st_append, st_remove,
+    W_RTN, W_STN, W_TBASE, R_NF, popcount, row_list_remove, st_append, st_remove,
 )
 
 # ---- the stats/state vector ``g`` (int64) shared between the kernel and its wrapper ------------
@@ -593,7 +593,7 @@ def _run(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, policy, max_cycles, 
                 if cta >= 0 and cta_live[cta] == 0:
                     for w in range(w0, w0 + wpc):
                         winfo[w, W_CTA] = -1
-                        _order_remove(order, order_n, sm, w)
+                        row_list_remove(order, order_n, sm, w)
                     sm_res[sm] -= 1
                     done += 1
                     last_progress = now
@@ -670,17 +670,6 @@ def _simd_idle(simd_free, sm, n_sched, now):
         if simd_free[sm, k] > now:
             return False
     return True
-
-
-@helper
-def _order_remove(order, order_n, sm, w):
-    n = order_n[sm]
-    for j in range(n):
-        if order[sm, j] == w:
-            for q in range(j, n - 1):
-                order[sm, q] = order[sm, q + 1]
-            order_n[sm] = n - 1
-            return
 
 
 @helper

@@ -18,11 +18,10 @@ import numpy as np
 from .._jit import jit
 from . import dwf as _dwf
 from . import hws as _hws
+from .mech._tables import helper, row_list_remove
 
-# Helpers of the cycle loop never allocate, so they are compiled without the numba runtime: with
-# NRT every call increfs/decrefs every array argument (docs/core.md measured ~25 ns per array per
-# call). `_simulate` allocates the state and hands it to the NRT-free `_run`.
-helper = jit(_nrt=False)
+# Helpers of the cycle loop never allocate, so they are compiled without the numba runtime (the
+# core's `helper`; docs/core.md). `_simulate` allocates the state and hands it to the NRT-free `_run`.
 # the HWS engineer's squeeze and merge kernels, compiled NRT-free for these loops (same source)
 _merge_into = helper(_dwf._merge_into.py_func)
 _squeeze_scratch = helper(_hws._squeeze_scratch.py_func)
@@ -187,15 +186,6 @@ def _first_succ(succ_idx, lo, e):
 # ------------------------------------------------------------------------------------------------
 # dwf / en-dwf: the warp pool
 # ------------------------------------------------------------------------------------------------
-@helper
-def _pool_remove(pool, pool_n, sm, w):
-    n = pool_n[sm]
-    for j in range(n):
-        if pool[sm, j] == w:
-            for q in range(j, n - 1):
-                pool[sm, q] = pool[sm, q + 1]
-            pool_n[sm] = n - 1
-            return
 
 
 @helper
@@ -315,7 +305,7 @@ def _dwf_finish(enhanced, hws, sm, w, now, wf, wsl, pool, pool_n, free, free_n, 
         wf[nw, F_N] = left
         _ready(wf, wsl, nw, W, reg_ready, tpc, cslot, block_start, src_reg)
     if keep:
-        _pool_remove(pool, pool_n, sm, w)
+        row_list_remove(pool, pool_n, sm, w)
         _release_warp(wf, free, free_n, sm, w)
     return 0
 

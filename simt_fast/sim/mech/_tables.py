@@ -129,3 +129,16 @@ def rt_remove(rt, winfo, w, k):
         for f in range(R_NF):
             rt[w, j, f] = rt[w, j + 1, f]
     winfo[w, W_RTN] = n - 1
+
+
+@helper
+def row_list_remove(lists, counts, row, value):
+    """Remove ``value`` from the packed list ``lists[row, :counts[row]]``, keeping the order
+    (per-SM warp orders in the core, per-SM warp pools in the formation kernel)."""
+    n = counts[row]
+    for j in range(n):
+        if lists[row, j] == value:
+            for q in range(j, n - 1):
+                lists[row, q] = lists[row, q + 1]
+            counts[row] = n - 1
+            return
