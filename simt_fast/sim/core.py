@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from numba.cpython.unsafe.numbers import trailing_zeros
+
 from .._jit import jit
 from .mech._tables import helper
 from .mech import DPS, FRONTIER, MIMD, MP, MP_OER, SERIAL, SPS
@@ -88,7 +90,9 @@ SB_MASK = 1
 # (the multi-path paper's concern). Masks in a register's slots are kept disjoint.
 # ------------------------------------------------------------------------------------------------
 @helper
-def sb_write(sb, w, r, mask, ready, now):
+def sb_write(sb, sb_last, w, r, mask, ready, now):
+    if ready > sb_last[w, r]:
+        sb_last[w, r] = ready
     free = -1
     latest = 0
     for k in range(sb.shape[2]):
@@ -200,15 +204,35 @@ def advance(mech, st, rt, winfo, w, i, now, pos, path, succ_ptr, succ_idx, ipdom
     b = st[w, i, S_BLK]
     mask = st[w, i, S_MASK]
     tbase = winfo[w, W_TBASE]
-    for lane in range(winfo[w, W_NLANES]):
-        if (mask >> lane) & 1:
-            t = tbase + lane
-            pos[t] += 1
-            nxt[lane] = path[pos[t]]
+    first = -2  # the next block of every thread, if they all agree (the common, non-divergent case)
+    m = mask
+    while m != 0:
+        lane = trailing_zeros(m)
+        m &= m - 1
+        t = tbase + lane
+        pos[t] += 1
+        nb = path[pos[t]]
+        nxt[lane] = nb
+        if first == -2:
+            first = nb
+        elif nb != first:
+            first = -1
     ng = 0
     xmask = 0
     seen = 0
-    for e in range(succ_ptr[b], succ_ptr[b + 1]):
+    if first >= 0:
+        # one group: no need to sort threads by successor (same result as the loop below)
+        for e in range(succ_ptr[b], succ_ptr[b + 1]):
+            if succ_idx[e] == first:
+                seen = mask
+                if first == exit_b:
+                    xmask = mask
+                else:
+                    gblk[0] = first
+                    gmask[0] = mask
+                    ng = 1
+                break
+    for e in range(succ_ptr[b] if first < 0 else 0, succ_ptr[b + 1] if first < 0 else 0):
         s = succ_idx[e]
         m = 0
         for lane in range(winfo[w, W_NLANES]):
@@ -339,6 +363,9 @@ def _simulate(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, n_regs, K, poli
     winfo = np.zeros((n_slots, W_NF), np.int64)
     winfo[:, W_CTA] = -1
     sb = np.zeros((n_slots, max(n_regs, 1), K, 2), np.int64)
+    # latest ready cycle ever written to each (warp, register): when it has passed, no slot can block
+    # a reader, so the operand check reads one word instead of K slots (the common case)
+    sb_last = np.zeros((n_slots, max(n_regs, 1)), np.int64)
     if mech == MIMD:
         ran_ep = np.zeros((1, 1), np.int64)
     else:
@@ -370,16 +397,16 @@ def _simulate(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, n_regs, K, poli
 
     _run(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, policy, max_cycles, no_progress, block_start, succ_ptr,
          succ_idx, ipdom, has_bar, prio, op_class, dst_reg, src_reg, lat, path_ptr, path, exit_b, syncwarp, ev,
-         occ_hist, q_hist, g, wpc, WS, n_slots, n_q, qmask, occ, st, rt, winfo, sb, ran_ep, ran_m, pos, cta_live,
-         cta_arr, simd_free, rr, last, sm_next, sm_res, order, order_n, nxt, gblk, gmask, cand, wready, sk_next,
+         occ_hist, q_hist, g, wpc, WS, n_slots, n_q, qmask, occ, st, rt, winfo, sb, sb_last, ran_ep, ran_m, pos,
+         cta_live, cta_arr, simd_free, rr, last, sm_next, sm_res, order, order_n, nxt, gblk, gmask, cand, wready, sk_next,
          hws, hws_sync, iss_lat)
 
 
 @helper
 def _run(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, policy, max_cycles, no_progress, block_start, succ_ptr,
          succ_idx, ipdom, has_bar, prio, op_class, dst_reg, src_reg, lat, path_ptr, path, exit_b, syncwarp, ev,
-         occ_hist, q_hist, g, wpc, WS, n_slots, n_q, qmask, occ, st, rt, winfo, sb, ran_ep, ran_m, pos, cta_live,
-         cta_arr, simd_free, rr, last, sm_next, sm_res, order, order_n, nxt, gblk, gmask, cand, wready, sk_next,
+         occ_hist, q_hist, g, wpc, WS, n_slots, n_q, qmask, occ, st, rt, winfo, sb, sb_last, ran_ep, ran_m, pos,
+         cta_live, cta_arr, simd_free, rr, last, sm_next, sm_res, order, order_n, nxt, gblk, gmask, cand, wready, sk_next,
          hws, hws_sync, iss_lat):
     """The cycle loop (NRT-free: it never allocates, so its many helper calls cost no refcounting)."""
     # ---- CTA dispatch: fill every SM up to its CTA limit, in CTA order --------------------------
@@ -387,8 +414,8 @@ def _run(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, policy, max_cycles, 
     for sm in range(n_sms):
         for c in range(cta_lim):
             if next_cta < n_ctas:
-                _dispatch(mech, sm, c, next_cta, 0, W, wpc, WS, tpc, path_ptr, path, exit_b, st, winfo, sb, pos,
-                          cta_live, order, order_n, sm_res, g, ev, rt)
+                _dispatch(mech, sm, c, next_cta, 0, W, wpc, WS, tpc, path_ptr, path, exit_b, st, winfo, sb, sb_last,
+                          pos, cta_live, order, order_n, sm_res, g, ev, rt)
                 next_cta += 1
 
     done = 0
@@ -409,11 +436,14 @@ def _run(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, policy, max_cycles, 
                     g[G_IDLE] += 1
                 continue
             issued_sm = False
-            nt = INF
+            released = False
+            nt = INF  # the earliest cycle any scheduler of this SM may issue again
             for k in range(n_sched):
                 if mech != MIMD and simd_free[sm, k] > now:
-                    if simd_free[sm, k] < nt:
-                        nt = simd_free[sm, k]
+                    # busy: it can issue once the unit frees, and not before its warps can
+                    k_next = simd_free[sm, k] if simd_free[sm, k] > sk_next[sm, k] else sk_next[sm, k]
+                    if k_next < nt:
+                        nt = k_next
                     continue
                 if sk_next[sm, k] > now:
                     # none of this scheduler's warps can issue yet (cached by its last walk)
@@ -446,8 +476,6 @@ def _run(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, policy, max_cycles, 
                     if winfo[w, W_CTA] < 0:
                         continue
                     if wready[w] > now:
-                        if wready[w] < nt:
-                            nt = wready[w]
                         if wready[w] < k_nt:
                             k_nt = wready[w]
                         continue
@@ -479,15 +507,13 @@ def _run(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, policy, max_cycles, 
                         t = 0
                         for j in range(3):
                             r = src_reg[instr, j]
-                            if r >= 0:
+                            if r >= 0 and sb_last[w, r] > now:  # else every write to r has landed
                                 for kk in range(sb.shape[2]):
                                     if sb[w, r, kk, SB_MASK] & mask and sb[w, r, kk, SB_TIME] > t:
                                         t = sb[w, r, kk, SB_TIME]
                         if st[w, i, S_T] > t:
                             t = st[w, i, S_T]
                         if t > now:
-                            if t < nt:
-                                nt = t
                             if t < w_t:
                                 w_t = t
                             if t < k_nt:
@@ -541,7 +567,7 @@ def _run(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, policy, max_cycles, 
                         latency = lat[op_class[instr]]
                         r = dst_reg[instr]
                         if r >= 0:
-                            sb_write(sb, w, r, mask, now + latency, now)
+                            sb_write(sb, sb_last, w, r, mask, now + latency, now)
                         done_t = now + (latency if latency > k_width else k_width)
                         iss_lat[sm, k] = latency + 1
                         if done_t > g[G_CYCLES]:
@@ -558,13 +584,13 @@ def _run(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, policy, max_cycles, 
                             err = _block_end(mech, st, rt, winfo, w, i, now, b, active, has_bar, pos, path, succ_ptr,
                                              succ_idx, ipdom, exit_b, prio, cta_live, cta_arr, wpc, WS, nxt, gblk,
                                              gmask, g, ev, wready, syncwarp)
-                        if err:
+                        if err > 0:
                             return
+                        if err < 0:
+                            # a barrier released units of warps on any scheduler of this SM (from the next
+                            # cycle: released units are not-before now + 1), so their caches are stale
+                            released = True
                         issued_k = True
-                        if size == off + 1:
-                            # a block end may release a barrier or retire threads on other schedulers
-                            for kk in range(n_sched):
-                                sk_next[sm, kk] = 0
                         if mech != MIMD:
                             break
                         # mimd: every ready thread issues; rescan if the table shape changed
@@ -579,12 +605,19 @@ def _run(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, policy, max_cycles, 
                         last[sm, k] = w
                         break
                 sk_next[sm, k] = 0 if issued_k else k_nt
+                k_next = k_nt
                 if issued_k:
                     issued_sm = True
+                    k_next = now + 1
                     if mech != MIMD:
                         simd_free[sm, k] = now + k_width
-                        if now + k_width < nt:
-                            nt = now + k_width
+                        k_next = now + k_width
+                if k_next < nt:
+                    nt = k_next
+            if released:
+                for kk in range(n_sched):
+                    sk_next[sm, kk] = 0
+                nt = now + 1
             # ---- retire finished CTAs and dispatch replacements into their slots -----------------
             # (a CTA finishes only through an issue of one of its warps, so only after an issue)
             for c in range(cta_lim if issued_sm else 0):
@@ -599,7 +632,7 @@ def _run(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, policy, max_cycles, 
                     last_progress = now
                     if next_cta < n_ctas:
                         _dispatch(mech, sm, c, next_cta, now + 1, W, wpc, WS, tpc, path_ptr, path, exit_b, st,
-                                  winfo, sb, pos, cta_live, order, order_n, sm_res, g, ev, rt)
+                                  winfo, sb, sb_last, pos, cta_live, order, order_n, sm_res, g, ev, rt)
                         wready[w0:w0 + wpc] = 0
                         sk_next[sm, :] = 0
                         next_cta += 1
@@ -607,7 +640,6 @@ def _run(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, policy, max_cycles, 
             if issued_sm:
                 any_issue = True
                 last_progress = now
-                nt = now + 1
             elif _simd_idle(simd_free, sm, n_sched, now):
                 g[G_IDLE] += 1
             sm_next[sm] = nt if sm_res[sm] > 0 else INF
@@ -685,7 +717,7 @@ def _blame(st, winfo, n_slots, g):
 
 
 @helper
-def _dispatch(mech, sm, c, cta, now, W, wpc, WS, tpc, path_ptr, path, exit_b, st, winfo, sb, pos, cta_live,
+def _dispatch(mech, sm, c, cta, now, W, wpc, WS, tpc, path_ptr, path, exit_b, st, winfo, sb, sb_last, pos, cta_live,
               order, order_n, sm_res, g, ev, rt):
     """Place CTA ``cta`` in CTA slot ``c`` of ``sm``: its warps start converged at the entry block."""
     live_total = 0
@@ -713,6 +745,7 @@ def _dispatch(mech, sm, c, cta, now, W, wpc, WS, tpc, path_ptr, path, exit_b, st
         winfo[w, W_CTASLOT] = c
         winfo[w, W_GID] = cta * wpc + i
         sb[w, :, :, SB_MASK] = 0
+        sb_last[w, :] = 0
         if mech == MIMD:
             for lane in range(lanes):
                 if (live >> lane) & 1:
@@ -744,7 +777,11 @@ def _early_arrival(mech, st, rt, winfo, w, now, g, ev):
 @helper
 def _block_end(mech, st, rt, winfo, w, i, now, b, active, has_bar, pos, path, succ_ptr, succ_idx, ipdom, exit_b, prio,
                cta_live, cta_arr, wpc, WS, nxt, gblk, gmask, g, ev, wready, syncwarp):
-    """Unit ``i`` issued the last instruction of block ``b``: barrier arrival or block-end move."""
+    """Unit ``i`` issued the last instruction of block ``b``: barrier arrival or block-end move.
+
+    Returns an ERR_ code, -1 if a barrier was released (units of other warps, on any scheduler of
+    the SM, may issue from the next cycle), or 0.
+    """
     cta = winfo[w, W_CTA]
     if has_bar[b]:
         # bar.sync ends its block: the unit waits until every live thread of the CTA arrives
@@ -763,5 +800,6 @@ def _block_end(mech, st, rt, winfo, w, i, now, b, active, has_bar, pos, path, su
     w0 = (w // WS) * WS + winfo[w, W_CTASLOT] * wpc
     for w2 in range(w0, w0 + wpc):
         wready[w2] = 0  # released units become schedulable: recompute these warps
-    return release_barrier(mech, cta, now, st, rt, winfo, w0, wpc, pos, path, succ_ptr, succ_idx, ipdom, exit_b,
-                           prio, cta_live, cta_arr, nxt, gblk, gmask, g, ev, syncwarp)
+    err = release_barrier(mech, cta, now, st, rt, winfo, w0, wpc, pos, path, succ_ptr, succ_idx, ipdom, exit_b,
+                          prio, cta_live, cta_arr, nxt, gblk, gmask, g, ev, syncwarp)
+    return err if err else -1
