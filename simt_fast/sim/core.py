@@ -80,8 +80,6 @@ INF = np.int64(1) << 62
 POLICY_LRR = 0
 POLICY_GTO = 1
 
-SB_TIME = 0
-SB_MASK = 1
 
 
 # ------------------------------------------------------------------------------------------------
@@ -90,26 +88,36 @@ SB_MASK = 1
 # (the multi-path paper's concern). Masks in a register's slots are kept disjoint.
 # ------------------------------------------------------------------------------------------------
 @helper
-def sb_write(sb, sb_last, w, r, mask, ready, now):
+def sb_write(sb, sb_last, K, base, w, r, mask, ready, now):
+    """Record a pending write of ``mask``'s threads to register r of warp w (record at ``sb[base:]``:
+    K ready cycles, then K thread masks)."""
     if ready > sb_last[w, r]:
         sb_last[w, r] = ready
     free = -1
     latest = 0
-    for k in range(sb.shape[2]):
-        sb[w, r, k, SB_MASK] &= ~mask  # this write supersedes older ones for these threads
-        if free < 0 and (sb[w, r, k, SB_MASK] == 0 or sb[w, r, k, SB_TIME] <= now):
+    for k in range(K):
+        sb[base + K + k] &= ~mask  # this write supersedes older ones for these threads
+        if free < 0 and (sb[base + K + k] == 0 or sb[base + k] <= now):
             free = k
-        if sb[w, r, k, SB_TIME] > sb[w, r, latest, SB_TIME]:
+        if sb[base + k] > sb[base + latest]:
             latest = k
     if free >= 0:
-        sb[w, r, free, SB_MASK] = mask
-        sb[w, r, free, SB_TIME] = ready
+        sb[base + K + free] = mask
+        sb[base + free] = ready
     else:
         # every slot holds another pending write: fold into the latest one (conservative: these
         # threads may wait a little longer, never less). Impossible when K >= warp_size (mimd).
-        sb[w, r, latest, SB_MASK] |= mask
-        if ready > sb[w, r, latest, SB_TIME]:
-            sb[w, r, latest, SB_TIME] = ready
+        sb[base + K + latest] |= mask
+        if ready > sb[base + latest]:
+            sb[base + latest] = ready
+
+
+@jit
+def aligned_zeros(n):
+    """A zeroed int64 array of n words whose data starts on a 64-byte cache-line boundary."""
+    buf = np.zeros(n + 8, np.int64)
+    off = ((64 - (buf.ctypes.data & 63)) & 63) // 8
+    return buf[off:off + n]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -362,7 +370,9 @@ def _simulate(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, n_regs, K, poli
     rt = np.zeros((n_slots, 2 * W + 2, R_NF), np.int64)
     winfo = np.zeros((n_slots, W_NF), np.int64)
     winfo[:, W_CTA] = -1
-    sb = np.zeros((n_slots, max(n_regs, 1), K, 2), np.int64)
+    # scoreboard: per (warp, register) one record of K ready cycles then K thread masks (2K words: one
+    # cache line when K = 4), flat so the hot operand check indexes it with one base offset
+    sb = aligned_zeros(n_slots * max(n_regs, 1) * 2 * K)
     # latest ready cycle ever written to each (warp, register): when it has passed, no slot can block
     # a reader, so the operand check reads one word instead of K slots (the common case)
     sb_last = np.zeros((n_slots, max(n_regs, 1)), np.int64)
@@ -378,6 +388,7 @@ def _simulate(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, n_regs, K, poli
     rr = np.full((n_sms, n_sched), -1, np.int64)
     last = np.full((n_sms, n_sched), -1, np.int64)
     sm_next = np.zeros(n_sms, np.int64)
+    sm_seen = np.full(n_sms, -1, np.int64)  # the last cycle each SM was visited (idle accounting)
     sm_res = np.zeros(n_sms, np.int64)
     order = np.zeros((n_sms, WS), np.int64)  # resident warp slots, oldest first (gto)
     order_n = np.zeros(n_sms, np.int64)
@@ -390,25 +401,28 @@ def _simulate(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, n_regs, K, poli
     gmask = np.zeros(max_succ, np.int64)
     cand = np.zeros(W, np.int64)
     # per-warp cache of the earliest cycle any of its schedulable units can issue: a warp's units only
-    # get ready earlier through its own issues or a barrier release, which reset the cache to 0
-    wready = np.zeros(n_slots, np.int64)
+    # get ready earlier through its own issues or a barrier release, which reset the cache to 0. INF
+    # marks an empty warp slot, so the scheduler's walk reads only this dense array for waiting warps.
+    wready = np.full(n_slots, INF, np.int64)
     sk_next = np.zeros((n_sms, n_sched), np.int64)  # per-scheduler cache of the same (min over its warps)
     iss_lat = np.zeros((n_sms, n_sched), np.int64)  # hws_sync: latency + 1 of this cycle's issue, 0 = none
 
     _run(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, policy, max_cycles, no_progress, block_start, succ_ptr,
          succ_idx, ipdom, has_bar, prio, op_class, dst_reg, src_reg, lat, path_ptr, path, exit_b, syncwarp, ev,
          occ_hist, q_hist, g, wpc, WS, n_slots, n_q, qmask, occ, st, rt, winfo, sb, sb_last, ran_ep, ran_m, pos,
-         cta_live, cta_arr, simd_free, rr, last, sm_next, sm_res, order, order_n, nxt, gblk, gmask, cand, wready, sk_next,
-         hws, hws_sync, iss_lat)
+         cta_live, cta_arr, simd_free, rr, last, sm_next, sm_seen, sm_res, order, order_n, nxt, gblk, gmask, cand,
+         wready, sk_next, hws, hws_sync, iss_lat)
 
 
 @helper
 def _run(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, policy, max_cycles, no_progress, block_start, succ_ptr,
          succ_idx, ipdom, has_bar, prio, op_class, dst_reg, src_reg, lat, path_ptr, path, exit_b, syncwarp, ev,
          occ_hist, q_hist, g, wpc, WS, n_slots, n_q, qmask, occ, st, rt, winfo, sb, sb_last, ran_ep, ran_m, pos,
-         cta_live, cta_arr, simd_free, rr, last, sm_next, sm_res, order, order_n, nxt, gblk, gmask, cand, wready, sk_next,
-         hws, hws_sync, iss_lat):
+         cta_live, cta_arr, simd_free, rr, last, sm_next, sm_seen, sm_res, order, order_n, nxt, gblk, gmask, cand,
+         wready, sk_next, hws, hws_sync, iss_lat):
     """The cycle loop (NRT-free: it never allocates, so its many helper calls cost no refcounting)."""
+    n_regs = sb_last.shape[1]
+    K = sb.shape[0] // (n_slots * n_regs * 2)  # scoreboard slots per register
     # ---- CTA dispatch: fill every SM up to its CTA limit, in CTA order --------------------------
     next_cta = 0
     for sm in range(n_sms):
@@ -417,6 +431,9 @@ def _run(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, policy, max_cycles, 
                 _dispatch(mech, sm, c, next_cta, 0, W, wpc, WS, tpc, path_ptr, path, exit_b, st, winfo, sb, sb_last,
                           pos, cta_live, order, order_n, sm_res, g, ev, rt)
                 next_cta += 1
+    for w in range(n_slots):
+        if winfo[w, W_CTA] >= 0:
+            wready[w] = 0
 
     done = 0
     now = 0
@@ -432,9 +449,17 @@ def _run(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, policy, max_cycles, 
                 sm_next[sm] = INF
                 continue
             if sm_next[sm] > now:
-                if _simd_idle(simd_free, sm, n_sched, now):
-                    g[G_IDLE] += 1
                 continue
+            # idle cycles since this SM was last visited: nothing could issue there, so each cycle at or
+            # after its SIMD units drained was idle (counted here rather than cycle by cycle)
+            if now > sm_seen[sm] + 1:
+                busy_until = sm_seen[sm] + 1
+                for k in range(n_sched):
+                    if mech != MIMD and simd_free[sm, k] > busy_until:
+                        busy_until = simd_free[sm, k]
+                if now > busy_until:
+                    g[G_IDLE] += now - busy_until
+            sm_seen[sm] = now
             issued_sm = False
             released = False
             nt = INF  # the earliest cycle any scheduler of this SM may issue again
@@ -473,9 +498,7 @@ def _run(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, policy, max_cycles, 
                         if j >= nk:
                             j -= nk
                         w = sm * WS + k + j * n_sched
-                    if winfo[w, W_CTA] < 0:
-                        continue
-                    if wready[w] > now:
+                    if wready[w] > now:  # (INF for an empty slot)
                         if wready[w] < k_nt:
                             k_nt = wready[w]
                         continue
@@ -508,9 +531,10 @@ def _run(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, policy, max_cycles, 
                         for j in range(3):
                             r = src_reg[instr, j]
                             if r >= 0 and sb_last[w, r] > now:  # else every write to r has landed
-                                for kk in range(sb.shape[2]):
-                                    if sb[w, r, kk, SB_MASK] & mask and sb[w, r, kk, SB_TIME] > t:
-                                        t = sb[w, r, kk, SB_TIME]
+                                base = (w * n_regs + r) * 2 * K
+                                for kk in range(K):
+                                    if sb[base + K + kk] & mask and sb[base + kk] > t:
+                                        t = sb[base + kk]
                         if st[w, i, S_T] > t:
                             t = st[w, i, S_T]
                         if t > now:
@@ -567,7 +591,7 @@ def _run(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, policy, max_cycles, 
                         latency = lat[op_class[instr]]
                         r = dst_reg[instr]
                         if r >= 0:
-                            sb_write(sb, sb_last, w, r, mask, now + latency, now)
+                            sb_write(sb, sb_last, K, (w * n_regs + r) * 2 * K, w, r, mask, now + latency, now)
                         done_t = now + (latency if latency > k_width else k_width)
                         iss_lat[sm, k] = latency + 1
                         if done_t > g[G_CYCLES]:
@@ -626,6 +650,7 @@ def _run(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, policy, max_cycles, 
                 if cta >= 0 and cta_live[cta] == 0:
                     for w in range(w0, w0 + wpc):
                         winfo[w, W_CTA] = -1
+                        wready[w] = INF
                         row_list_remove(order, order_n, sm, w)
                     sm_res[sm] -= 1
                     done += 1
@@ -664,15 +689,6 @@ def _run(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, policy, max_cycles, 
             g[G_ERR_CYCLE] = now
             _blame(st, winfo, n_slots, g)
             return
-        # skipped cycles: nothing issues anywhere; an SM is idle once all its SIMD units drained
-        for sm in range(n_sms if nxt_t > now + 1 else 0):
-            if sm_res[sm] > 0:
-                busy_until = now + 1
-                for k in range(n_sched):
-                    if mech != MIMD and simd_free[sm, k] > busy_until:
-                        busy_until = simd_free[sm, k]
-                if nxt_t > busy_until:
-                    g[G_IDLE] += nxt_t - busy_until
         now = nxt_t
 
 
@@ -744,7 +760,8 @@ def _dispatch(mech, sm, c, cta, now, W, wpc, WS, tpc, path_ptr, path, exit_b, st
         g[G_AGE] += 1
         winfo[w, W_CTASLOT] = c
         winfo[w, W_GID] = cta * wpc + i
-        sb[w, :, :, SB_MASK] = 0
+        rec = sb.shape[0] // sb_last.shape[0]  # scoreboard words per warp
+        sb[w * rec:(w + 1) * rec] = 0
         sb_last[w, :] = 0
         if mech == MIMD:
             for lane in range(lanes):
