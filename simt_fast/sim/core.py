@@ -389,6 +389,7 @@ def _simulate(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, n_regs, K, poli
     last = np.full((n_sms, n_sched), -1, np.int64)
     sm_next = np.zeros(n_sms, np.int64)
     sm_seen = np.full(n_sms, -1, np.int64)  # the last cycle each SM was visited (idle accounting)
+    sm_retire = np.zeros(n_sms, np.int64)  # 1: a CTA of this SM may have finished (scan its CTA slots)
     sm_res = np.zeros(n_sms, np.int64)
     order = np.zeros((n_sms, WS), np.int64)  # resident warp slots, oldest first (gto)
     order_n = np.zeros(n_sms, np.int64)
@@ -410,16 +411,16 @@ def _simulate(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, n_regs, K, poli
     _run(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, policy, max_cycles, no_progress, block_start, succ_ptr,
          succ_idx, ipdom, has_bar, prio, op_class, dst_reg, src_reg, lat, path_ptr, path, exit_b, syncwarp, ev,
          occ_hist, q_hist, g, wpc, WS, n_slots, n_q, qmask, occ, st, rt, winfo, sb, sb_last, ran_ep, ran_m, pos,
-         cta_live, cta_arr, simd_free, rr, last, sm_next, sm_seen, sm_res, order, order_n, nxt, gblk, gmask, cand,
-         wready, sk_next, hws, hws_sync, iss_lat)
+         cta_live, cta_arr, simd_free, rr, last, sm_next, sm_seen, sm_retire, sm_res, order, order_n, nxt, gblk,
+         gmask, cand, wready, sk_next, hws, hws_sync, iss_lat)
 
 
 @helper
 def _run(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, policy, max_cycles, no_progress, block_start, succ_ptr,
          succ_idx, ipdom, has_bar, prio, op_class, dst_reg, src_reg, lat, path_ptr, path, exit_b, syncwarp, ev,
          occ_hist, q_hist, g, wpc, WS, n_slots, n_q, qmask, occ, st, rt, winfo, sb, sb_last, ran_ep, ran_m, pos,
-         cta_live, cta_arr, simd_free, rr, last, sm_next, sm_seen, sm_res, order, order_n, nxt, gblk, gmask, cand,
-         wready, sk_next, hws, hws_sync, iss_lat):
+         cta_live, cta_arr, simd_free, rr, last, sm_next, sm_seen, sm_retire, sm_res, order, order_n, nxt, gblk,
+         gmask, cand, wready, sk_next, hws, hws_sync, iss_lat):
     """The cycle loop (NRT-free: it never allocates, so its many helper calls cost no refcounting)."""
     n_regs = sb_last.shape[1]
     K = sb.shape[0] // (n_slots * n_regs * 2)  # scoreboard slots per register
@@ -430,6 +431,8 @@ def _run(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, policy, max_cycles, 
             if next_cta < n_ctas:
                 _dispatch(mech, sm, c, next_cta, 0, W, wpc, WS, tpc, path_ptr, path, exit_b, st, winfo, sb, sb_last,
                           pos, cta_live, order, order_n, sm_res, g, ev, rt)
+                if cta_live[next_cta] == 0:
+                    sm_retire[sm] = 1  # a CTA without live threads retires at the SM's next issue
                 next_cta += 1
     for w in range(n_slots):
         if winfo[w, W_CTA] >= 0:
@@ -614,6 +617,8 @@ def _run(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, policy, max_cycles, 
                             # a barrier released units of warps on any scheduler of this SM (from the next
                             # cycle: released units are not-before now + 1), so their caches are stale
                             released = True
+                        if size == off + 1 and cta_live[winfo[w, W_CTA]] == 0:
+                            sm_retire[sm] = 1
                         issued_k = True
                         if mech != MIMD:
                             break
@@ -643,8 +648,12 @@ def _run(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, policy, max_cycles, 
                     sk_next[sm, kk] = 0
                 nt = now + 1
             # ---- retire finished CTAs and dispatch replacements into their slots -----------------
-            # (a CTA finishes only through an issue of one of its warps, so only after an issue)
-            for c in range(cta_lim if issued_sm else 0):
+            # (a CTA finishes only through an issue of one of its warps, which flags the SM; so the
+            # CTA slots are scanned once per finished CTA, not after every issue)
+            scan = issued_sm and sm_retire[sm] != 0
+            if scan:
+                sm_retire[sm] = 0
+            for c in range(cta_lim if scan else 0):
                 w0 = sm * WS + c * wpc
                 cta = winfo[w0, W_CTA]
                 if cta >= 0 and cta_live[cta] == 0:
@@ -660,6 +669,8 @@ def _run(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, policy, max_cycles, 
                                   winfo, sb, sb_last, pos, cta_live, order, order_n, sm_res, g, ev, rt)
                         wready[w0:w0 + wpc] = 0
                         sk_next[sm, :] = 0
+                        if cta_live[next_cta] == 0:
+                            sm_retire[sm] = 1
                         next_cta += 1
                         nt = now + 1
             if issued_sm:
