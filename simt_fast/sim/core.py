@@ -86,30 +86,72 @@ POLICY_GTO = 1
 # scoreboard: per (warp, register) K slots of (ready cycle, thread mask). A pending write carries
 # the writing unit's mask, so splits of one warp with disjoint masks never block each other
 # (the multi-path paper's concern). Masks in a register's slots are kept disjoint.
+#
+# Layout (for cache footprint: kernels have hundreds of virtual registers, and every issue writes
+# one): slot 0 lives in a compact 4-word entry ``sb[e:e+4]``, e = (w * n_regs + r) * 4, with the
+# latest ready cycle written to the overflow record and the latest ever written; slots 1..K-1 live
+# in the overflow record ``sbr[rb:rb + 2(K-1)]`` (K-1 ready cycles, then K-1 masks), which is read
+# only while it may hold a pending write. With at most one write in flight per register (the
+# common case) an issue touches half a cache line. Slot order and the rules are the plain K-slot
+# array's: a write takes the first free slot (empty mask or landed), else folds into the first
+# slot with the latest ready cycle.
 # ------------------------------------------------------------------------------------------------
+SB_T0 = 0  # slot 0: ready cycle
+SB_M0 = 1  # slot 0: thread mask
+SB_RMAX = 2  # latest ready cycle written to the overflow record (<= now: it holds nothing pending)
+SB_LAST = 3  # latest ready cycle ever written (<= now: no pending write at all)
+
+
 @helper
-def sb_write(sb, sb_last, K, base, w, r, mask, ready, now):
-    """Record a pending write of ``mask``'s threads to register r of warp w (record at ``sb[base:]``:
-    K ready cycles, then K thread masks)."""
-    if ready > sb_last[w, r]:
-        sb_last[w, r] = ready
+def sb_write(sb, sbr, k1, e, rb, mask, ready, now):
+    """Record a pending write of ``mask``'s threads, ready at ``ready`` (entry ``e``, record ``rb``;
+    ``k1`` = K - 1 overflow slots)."""
+    if ready > sb[e + SB_LAST]:
+        sb[e + SB_LAST] = ready
+    rec_live = sb[e + SB_RMAX] > now
+    sb[e + SB_M0] &= ~mask  # this write supersedes older ones for these threads
+    if rec_live:
+        for j in range(k1):
+            sbr[rb + k1 + j] &= ~mask
+    if sb[e + SB_M0] == 0 or sb[e + SB_T0] <= now:
+        sb[e + SB_T0] = ready
+        sb[e + SB_M0] = mask
+        return
+    if k1 > 0 and not rec_live:
+        # every overflow slot has landed: the write takes slot 1; the others are cleared
+        sbr[rb] = ready
+        sbr[rb + k1] = mask
+        for j in range(1, k1):
+            sbr[rb + j] = 0
+            sbr[rb + k1 + j] = 0
+        sb[e + SB_RMAX] = ready
+        return
     free = -1
-    latest = 0
-    for k in range(K):
-        sb[base + K + k] &= ~mask  # this write supersedes older ones for these threads
-        if free < 0 and (sb[base + K + k] == 0 or sb[base + k] <= now):
-            free = k
-        if sb[base + k] > sb[base + latest]:
-            latest = k
+    latest = -1  # -1: slot 0
+    latest_t = sb[e + SB_T0]
+    for j in range(k1):
+        if free < 0 and (sbr[rb + k1 + j] == 0 or sbr[rb + j] <= now):
+            free = j
+        if sbr[rb + j] > latest_t:
+            latest_t = sbr[rb + j]
+            latest = j
     if free >= 0:
-        sb[base + K + free] = mask
-        sb[base + free] = ready
-    else:
+        sbr[rb + free] = ready
+        sbr[rb + k1 + free] = mask
+        if ready > sb[e + SB_RMAX]:
+            sb[e + SB_RMAX] = ready
+    elif latest < 0:
         # every slot holds another pending write: fold into the latest one (conservative: these
         # threads may wait a little longer, never less). Impossible when K >= warp_size (mimd).
-        sb[base + K + latest] |= mask
-        if ready > sb[base + latest]:
-            sb[base + latest] = ready
+        sb[e + SB_M0] |= mask
+        if ready > sb[e + SB_T0]:
+            sb[e + SB_T0] = ready
+    else:
+        sbr[rb + k1 + latest] |= mask
+        if ready > sbr[rb + latest]:
+            sbr[rb + latest] = ready
+            if ready > sb[e + SB_RMAX]:
+                sb[e + SB_RMAX] = ready
 
 
 @jit
@@ -370,12 +412,10 @@ def _simulate(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, n_regs, K, poli
     rt = np.zeros((n_slots, 2 * W + 2, R_NF), np.int64)
     winfo = np.zeros((n_slots, W_NF), np.int64)
     winfo[:, W_CTA] = -1
-    # scoreboard: per (warp, register) one record of K ready cycles then K thread masks (2K words: one
-    # cache line when K = 4), flat so the hot operand check indexes it with one base offset
-    sb = aligned_zeros(n_slots * max(n_regs, 1) * 2 * K)
-    # latest ready cycle ever written to each (warp, register): when it has passed, no slot can block
-    # a reader, so the operand check reads one word instead of K slots (the common case)
-    sb_last = np.zeros((n_slots, max(n_regs, 1)), np.int64)
+    # scoreboard (see sb_write): compact entries, and overflow records that are initialised on first
+    # use (np.empty: untouched pages cost nothing)
+    sb = aligned_zeros(n_slots * max(n_regs, 1) * 4)
+    sbr = np.empty(n_slots * max(n_regs, 1) * 2 * (K - 1), np.int64)
     if mech == MIMD:
         ran_ep = np.zeros((1, 1), np.int64)
     else:
@@ -410,7 +450,7 @@ def _simulate(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, n_regs, K, poli
 
     _run(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, policy, max_cycles, no_progress, block_start, succ_ptr,
          succ_idx, ipdom, has_bar, prio, op_class, dst_reg, src_reg, lat, path_ptr, path, exit_b, syncwarp, ev,
-         occ_hist, q_hist, g, wpc, WS, n_slots, n_q, qmask, occ, st, rt, winfo, sb, sb_last, ran_ep, ran_m, pos,
+         occ_hist, q_hist, g, wpc, WS, n_slots, n_q, qmask, occ, st, rt, winfo, sb, sbr, ran_ep, ran_m, pos,
          cta_live, cta_arr, simd_free, rr, last, sm_next, sm_seen, sm_retire, sm_res, order, order_n, nxt, gblk,
          gmask, cand, wready, sk_next, hws, hws_sync, iss_lat)
 
@@ -418,18 +458,18 @@ def _simulate(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, n_regs, K, poli
 @helper
 def _run(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, policy, max_cycles, no_progress, block_start, succ_ptr,
          succ_idx, ipdom, has_bar, prio, op_class, dst_reg, src_reg, lat, path_ptr, path, exit_b, syncwarp, ev,
-         occ_hist, q_hist, g, wpc, WS, n_slots, n_q, qmask, occ, st, rt, winfo, sb, sb_last, ran_ep, ran_m, pos,
+         occ_hist, q_hist, g, wpc, WS, n_slots, n_q, qmask, occ, st, rt, winfo, sb, sbr, ran_ep, ran_m, pos,
          cta_live, cta_arr, simd_free, rr, last, sm_next, sm_seen, sm_retire, sm_res, order, order_n, nxt, gblk,
          gmask, cand, wready, sk_next, hws, hws_sync, iss_lat):
     """The cycle loop (NRT-free: it never allocates, so its many helper calls cost no refcounting)."""
-    n_regs = sb_last.shape[1]
-    K = sb.shape[0] // (n_slots * n_regs * 2)  # scoreboard slots per register
+    n_regs = sb.shape[0] // (n_slots * 4)
+    k1 = sbr.shape[0] // (n_slots * n_regs * 2)  # scoreboard overflow slots per register (K - 1)
     # ---- CTA dispatch: fill every SM up to its CTA limit, in CTA order --------------------------
     next_cta = 0
     for sm in range(n_sms):
         for c in range(cta_lim):
             if next_cta < n_ctas:
-                _dispatch(mech, sm, c, next_cta, 0, W, wpc, WS, tpc, path_ptr, path, exit_b, st, winfo, sb, sb_last,
+                _dispatch(mech, sm, c, next_cta, 0, W, wpc, WS, tpc, path_ptr, path, exit_b, st, winfo, sb, sbr,
                           pos, cta_live, order, order_n, sm_res, g, ev, rt)
                 if cta_live[next_cta] == 0:
                     sm_retire[sm] = 1  # a CTA without live threads retires at the SM's next issue
@@ -533,11 +573,17 @@ def _run(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, policy, max_cycles, 
                         t = 0
                         for j in range(3):
                             r = src_reg[instr, j]
-                            if r >= 0 and sb_last[w, r] > now:  # else every write to r has landed
-                                base = (w * n_regs + r) * 2 * K
-                                for kk in range(K):
-                                    if sb[base + K + kk] & mask and sb[base + kk] > t:
-                                        t = sb[base + kk]
+                            if r < 0:
+                                continue
+                            e = (w * n_regs + r) * 4
+                            if sb[e + SB_LAST] > now:  # else every write to r has landed
+                                if sb[e + SB_M0] & mask and sb[e + SB_T0] > t:
+                                    t = sb[e + SB_T0]
+                                if sb[e + SB_RMAX] > now:
+                                    rb = (w * n_regs + r) * 2 * k1
+                                    for kk in range(k1):
+                                        if sbr[rb + k1 + kk] & mask and sbr[rb + kk] > t:
+                                            t = sbr[rb + kk]
                         if st[w, i, S_T] > t:
                             t = st[w, i, S_T]
                         if t > now:
@@ -594,7 +640,8 @@ def _run(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, policy, max_cycles, 
                         latency = lat[op_class[instr]]
                         r = dst_reg[instr]
                         if r >= 0:
-                            sb_write(sb, sb_last, K, (w * n_regs + r) * 2 * K, w, r, mask, now + latency, now)
+                            sb_write(sb, sbr, k1, (w * n_regs + r) * 4, (w * n_regs + r) * 2 * k1, mask,
+                                     now + latency, now)
                         done_t = now + (latency if latency > k_width else k_width)
                         iss_lat[sm, k] = latency + 1
                         if done_t > g[G_CYCLES]:
@@ -666,7 +713,7 @@ def _run(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, policy, max_cycles, 
                     last_progress = now
                     if next_cta < n_ctas:
                         _dispatch(mech, sm, c, next_cta, now + 1, W, wpc, WS, tpc, path_ptr, path, exit_b, st,
-                                  winfo, sb, sb_last, pos, cta_live, order, order_n, sm_res, g, ev, rt)
+                                  winfo, sb, sbr, pos, cta_live, order, order_n, sm_res, g, ev, rt)
                         wready[w0:w0 + wpc] = 0
                         sk_next[sm, :] = 0
                         if cta_live[next_cta] == 0:
@@ -744,7 +791,7 @@ def _blame(st, winfo, n_slots, g):
 
 
 @helper
-def _dispatch(mech, sm, c, cta, now, W, wpc, WS, tpc, path_ptr, path, exit_b, st, winfo, sb, sb_last, pos, cta_live,
+def _dispatch(mech, sm, c, cta, now, W, wpc, WS, tpc, path_ptr, path, exit_b, st, winfo, sb, sbr, pos, cta_live,
               order, order_n, sm_res, g, ev, rt):
     """Place CTA ``cta`` in CTA slot ``c`` of ``sm``: its warps start converged at the entry block."""
     live_total = 0
@@ -771,9 +818,8 @@ def _dispatch(mech, sm, c, cta, now, W, wpc, WS, tpc, path_ptr, path, exit_b, st
         g[G_AGE] += 1
         winfo[w, W_CTASLOT] = c
         winfo[w, W_GID] = cta * wpc + i
-        rec = sb.shape[0] // sb_last.shape[0]  # scoreboard words per warp
+        rec = sb.shape[0] // winfo.shape[0]  # scoreboard entry words per warp (the records need no reset)
         sb[w * rec:(w + 1) * rec] = 0
-        sb_last[w, :] = 0
         if mech == MIMD:
             for lane in range(lanes):
                 if (live >> lane) & 1:
