@@ -21,6 +21,10 @@ from numba.cpython.unsafe.numbers import trailing_zeros
 
 from .._jit import jit
 from .mech._tables import helper
+
+# the issue path's per-block-end and per-write helpers are inlined at numba-IR level: a call would
+# pass every array argument's data pointer, shape and strides on the stack (dozens of words)
+inline_helper = jit(_nrt=False, inline="always")
 from .mech import DPS, FRONTIER, MIMD, MP, MP_OER, SERIAL, SPS
 from .mech import dps as m_dps
 from .mech import frontier as m_frontier
@@ -102,7 +106,7 @@ SB_RMAX = 2  # latest ready cycle written to the overflow record (<= now: it hol
 SB_LAST = 3  # latest ready cycle ever written (<= now: no pending write at all)
 
 
-@helper
+@inline_helper
 def sb_write(sb, sbr, k1, e, rb, mask, ready, now):
     """Record a pending write of ``mask``'s threads, ready at ``ready`` (entry ``e``, record ``rb``;
     ``k1`` = K - 1 overflow slots)."""
@@ -408,8 +412,9 @@ def _simulate(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, n_regs, K, poli
     qmask = (np.int64(1) << sw) - 1 if sw < 64 else np.int64(-1)
     occ = 1 if mech == MIMD else n_q  # SIMD cycles of one warp instruction: ceil(width / simd_width)
 
-    st = np.zeros((n_slots, W, S_NF), np.int64)
-    rt = np.zeros((n_slots, 2 * W + 2, R_NF), np.int64)
+    # table rows are written in full when appended and read only below their counts: no zeroing
+    st = np.empty((n_slots, W, S_NF), np.int64)
+    rt = np.empty((n_slots, 2 * W + 2, R_NF), np.int64)
     winfo = np.zeros((n_slots, W_NF), np.int64)
     winfo[:, W_CTA] = -1
     # scoreboard (see sb_write): compact entries, and overflow records that are initialised on first
@@ -848,7 +853,7 @@ def _early_arrival(mech, st, rt, winfo, w, now, g, ev):
     return 0
 
 
-@helper
+@inline_helper
 def _block_end(mech, st, rt, winfo, w, i, now, b, active, has_bar, pos, path, succ_ptr, succ_idx, ipdom, exit_b, prio,
                cta_live, cta_arr, wpc, WS, nxt, gblk, gmask, g, ev, wready, syncwarp):
     """Unit ``i`` issued the last instruction of block ``b``: barrier arrival or block-end move.
