@@ -247,7 +247,7 @@ def track_tables(mech, st, rt, winfo, w, g):
             g[G_MAX_RT] = rtn
 
 
-@helper
+@inline_helper
 def advance(mech, st, rt, winfo, w, i, now, pos, path, succ_ptr, succ_idx, ipdom, exit_b, prio,
             cta_live, nxt, gblk, gmask, g, ev, syncwarp):
     """Unit ``i`` of warp ``w`` finished its block: move its threads along their paths.
