@@ -36,7 +36,7 @@ from .mech import sps as m_sps
 from .hws import squeezed_quarter_count
 from .mech._tables import (
     R_BLK, R_ID, R_OFF, R_PAR, R_PEND, R_RMASK, R_RPCB, R_RPCO, S_BART, S_BLK, S_EXP, S_MASK, S_NF, S_OFF, S_PAR,
-    S_RPCB, S_RPCO, S_STATE, S_T, W_AGE, W_CTA, W_CTASLOT, W_EPOCH, W_GID, W_LIVE, W_NEXTID, W_NF, W_NLANES,
+    S_ROW, S_RPCB, S_RPCO, S_STATE, S_T, W_AGE, W_CTA, W_CTASLOT, W_EPOCH, W_GID, W_LIVE, W_NEXTID, W_NLANES,
     W_RTN, W_STN, W_TBASE, R_NF, popcount, row_list_remove, st_append, st_remove,
 )
 
@@ -80,6 +80,9 @@ EV_ISSUE = 3  # f0 blk, f1 off, f2 mask
 EV_WIDTH = 11
 
 INF = np.int64(1) << 62
+W_ROW = 16  # allocated words per warp-info row (its fields fit the first cache line)
+RAN_EPOCH = 0
+RAN_MASK = 1
 
 POLICY_LRR = 0
 POLICY_GTO = 1
@@ -156,6 +159,15 @@ def sb_write(sb, sbr, k1, e, rb, mask, ready, now):
             sbr[rb + latest] = ready
             if ready > sb[e + SB_RMAX]:
                 sb[e + SB_RMAX] = ready
+
+
+@jit
+def aligned_empty3(a, b, c):
+    """An uninitialised (a, b, c) int64 array whose data starts on a 64-byte cache-line boundary."""
+    n = a * b * c
+    buf = np.empty(n + 8, np.int64)
+    off = ((64 - (buf.ctypes.data & 63)) & 63) // 8
+    return buf[off:off + n].reshape((a, b, c))
 
 
 @jit
@@ -413,19 +425,21 @@ def _simulate(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, n_regs, K, poli
     occ = 1 if mech == MIMD else n_q  # SIMD cycles of one warp instruction: ceil(width / simd_width)
 
     # table rows are written in full when appended and read only below their counts: no zeroing
-    st = np.empty((n_slots, W, S_NF), np.int64)
+    st = aligned_empty3(n_slots, W, S_ROW)
     rt = np.empty((n_slots, 2 * W + 2, R_NF), np.int64)
-    winfo = np.zeros((n_slots, W_NF), np.int64)
+    winfo = aligned_empty3(1, n_slots, W_ROW)[0]
+    winfo[:, :] = 0
     winfo[:, W_CTA] = -1
     # scoreboard (see sb_write): compact entries, and overflow records that are initialised on first
     # use (np.empty: untouched pages cost nothing)
     sb = aligned_zeros(n_slots * max(n_regs, 1) * 4)
     sbr = np.empty(n_slots * max(n_regs, 1) * 2 * (K - 1), np.int64)
     if mech == MIMD:
-        ran_ep = np.zeros((1, 1), np.int64)
+        ran = np.zeros((1, 1, 2), np.int64)
     else:
-        ran_ep = np.full((n_slots, n_blocks), -1, np.int64)
-    ran_m = np.zeros(ran_ep.shape, np.int64)
+        # per (warp, block): [epoch in which the block last ran, mask of the threads that ran it then]
+        ran = np.zeros((n_slots, n_blocks, 2), np.int64)
+        ran[:, :, RAN_EPOCH] = -1
     pos = np.zeros(path_ptr.shape[0] - 1, np.int64)
     cta_live = np.zeros(n_ctas, np.int64)
     cta_arr = np.zeros(n_ctas, np.int64)
@@ -455,7 +469,7 @@ def _simulate(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, n_regs, K, poli
 
     _run(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, policy, max_cycles, no_progress, block_start, succ_ptr,
          succ_idx, ipdom, has_bar, prio, op_class, dst_reg, src_reg, lat, path_ptr, path, exit_b, syncwarp, ev,
-         occ_hist, q_hist, g, wpc, WS, n_slots, n_q, qmask, occ, st, rt, winfo, sb, sbr, ran_ep, ran_m, pos,
+         occ_hist, q_hist, g, wpc, WS, n_slots, n_q, qmask, occ, st, rt, winfo, sb, sbr, ran, pos,
          cta_live, cta_arr, simd_free, rr, last, sm_next, sm_seen, sm_retire, sm_res, order, order_n, nxt, gblk,
          gmask, cand, wready, sk_next, hws, hws_sync, iss_lat)
 
@@ -463,7 +477,7 @@ def _simulate(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, n_regs, K, poli
 @helper
 def _run(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, policy, max_cycles, no_progress, block_start, succ_ptr,
          succ_idx, ipdom, has_bar, prio, op_class, dst_reg, src_reg, lat, path_ptr, path, exit_b, syncwarp, ev,
-         occ_hist, q_hist, g, wpc, WS, n_slots, n_q, qmask, occ, st, rt, winfo, sb, sbr, ran_ep, ran_m, pos,
+         occ_hist, q_hist, g, wpc, WS, n_slots, n_q, qmask, occ, st, rt, winfo, sb, sbr, ran, pos,
          cta_live, cta_arr, simd_free, rr, last, sm_next, sm_seen, sm_retire, sm_res, order, order_n, nxt, gblk,
          gmask, cand, wready, sk_next, hws, hws_sync, iss_lat):
     """The cycle loop (NRT-free: it never allocates, so its many helper calls cost no refcounting)."""
@@ -629,16 +643,16 @@ def _run(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, policy, max_cycles, 
                                     winfo[w, W_EPOCH] = g[G_EPOCH]  # fully converged: a new epoch starts
                                     g[G_EPOCH] += 1
                                     st[w, i, S_EXP] = 0
-                                elif ran_ep[w, b] == winfo[w, W_EPOCH] and (ran_m[w, b] & ~mask) != 0 \
-                                        and (ran_m[w, b] & mask) == 0:
+                                elif ran[w, b, RAN_EPOCH] == winfo[w, W_EPOCH] and (ran[w, b, RAN_MASK] & ~mask) != 0 \
+                                        and (ran[w, b, RAN_MASK] & mask) == 0:
                                     st[w, i, S_EXP] = 1
                                 else:
                                     st[w, i, S_EXP] = 0
-                                if ran_ep[w, b] != winfo[w, W_EPOCH]:
-                                    ran_ep[w, b] = winfo[w, W_EPOCH]
-                                    ran_m[w, b] = mask
+                                if ran[w, b, RAN_EPOCH] != winfo[w, W_EPOCH]:
+                                    ran[w, b, RAN_EPOCH] = winfo[w, W_EPOCH]
+                                    ran[w, b, RAN_MASK] = mask
                                 else:
-                                    ran_m[w, b] |= mask
+                                    ran[w, b, RAN_MASK] |= mask
                             if st[w, i, S_EXP]:
                                 g[G_EXPANDED] += 1
 
