@@ -433,7 +433,9 @@ def _simulate(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, n_regs, K, poli
     # scoreboard (see sb_write): compact entries, and overflow records that are initialised on first
     # use (np.empty: untouched pages cost nothing)
     sb = aligned_zeros(n_slots * max(n_regs, 1) * 4)
-    sbr = np.empty(n_slots * max(n_regs, 1) * 2 * (K - 1), np.int64)
+    k1 = K - 1
+    rec_words = (2 * k1 + 7) // 8 * 8  # one overflow record per cache line (two for mimd's K = 32)
+    sbr = aligned_empty3(1, 1, n_slots * max(n_regs, 1) * rec_words)[0, 0]
     if mech == MIMD:
         ran = np.zeros((1, 1, 2), np.int64)
     else:
@@ -471,7 +473,7 @@ def _simulate(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, n_regs, K, poli
          succ_idx, ipdom, has_bar, prio, op_class, dst_reg, src_reg, lat, path_ptr, path, exit_b, syncwarp, ev,
          occ_hist, q_hist, g, wpc, WS, n_slots, n_q, qmask, occ, st, rt, winfo, sb, sbr, ran, pos,
          cta_live, cta_arr, simd_free, rr, last, sm_next, sm_seen, sm_retire, sm_res, order, order_n, nxt, gblk,
-         gmask, cand, wready, sk_next, hws, hws_sync, iss_lat)
+         gmask, cand, wready, sk_next, hws, hws_sync, iss_lat, k1)
 
 
 @helper
@@ -479,10 +481,10 @@ def _run(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, policy, max_cycles, 
          succ_idx, ipdom, has_bar, prio, op_class, dst_reg, src_reg, lat, path_ptr, path, exit_b, syncwarp, ev,
          occ_hist, q_hist, g, wpc, WS, n_slots, n_q, qmask, occ, st, rt, winfo, sb, sbr, ran, pos,
          cta_live, cta_arr, simd_free, rr, last, sm_next, sm_seen, sm_retire, sm_res, order, order_n, nxt, gblk,
-         gmask, cand, wready, sk_next, hws, hws_sync, iss_lat):
+         gmask, cand, wready, sk_next, hws, hws_sync, iss_lat, k1):
     """The cycle loop (NRT-free: it never allocates, so its many helper calls cost no refcounting)."""
     n_regs = sb.shape[0] // (n_slots * 4)
-    k1 = sbr.shape[0] // (n_slots * n_regs * 2)  # scoreboard overflow slots per register (K - 1)
+    rec_words = sbr.shape[0] // (n_slots * n_regs)  # words per scoreboard overflow record
     # ---- CTA dispatch: fill every SM up to its CTA limit, in CTA order --------------------------
     next_cta = 0
     for sm in range(n_sms):
@@ -599,7 +601,7 @@ def _run(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, policy, max_cycles, 
                                 if sb[e + SB_M0] & mask and sb[e + SB_T0] > t:
                                     t = sb[e + SB_T0]
                                 if sb[e + SB_RMAX] > now:
-                                    rb = (w * n_regs + r) * 2 * k1
+                                    rb = (w * n_regs + r) * rec_words
                                     for kk in range(k1):
                                         if sbr[rb + k1 + kk] & mask and sbr[rb + kk] > t:
                                             t = sbr[rb + kk]
@@ -659,7 +661,7 @@ def _run(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, policy, max_cycles, 
                         latency = lat[op_class[instr]]
                         r = dst_reg[instr]
                         if r >= 0:
-                            sb_write(sb, sbr, k1, (w * n_regs + r) * 4, (w * n_regs + r) * 2 * k1, mask,
+                            sb_write(sb, sbr, k1, (w * n_regs + r) * 4, (w * n_regs + r) * rec_words, mask,
                                      now + latency, now)
                         done_t = now + (latency if latency > k_width else k_width)
                         iss_lat[sm, k] = latency + 1
