@@ -33,7 +33,7 @@ from .mech import mp_oer as m_oer
 from .mech import stackless as m_stackless
 from .mech import STACKLESS
 from .mech import sps as m_sps
-from .hws import squeezed_quarter_count
+from .hws import max_lane_count
 from .mech._tables import (
     R_BLK, R_ID, R_OFF, R_PAR, R_PEND, R_RMASK, R_RPCB, R_RPCO, S_BART, S_BLK, S_EXP, S_MASK, S_NF, S_OFF, S_PAR,
     S_ROW, S_RPCB, S_RPCO, S_STATE, S_T, W_AGE, W_CTA, W_CTASLOT, W_EPOCH, W_GID, W_LIVE, W_NEXTID, W_NLANES,
@@ -629,7 +629,7 @@ def _run(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, policy, max_cycles, 
                         if hws:
                             # PDOM&HWS (seed 003 §4.1-4.2): squeezed lane-aware, the warp issues only its
                             # non-empty quarters; a lane with k threads needs k, and the squeeze gets there
-                            k_width = squeezed_quarter_count(np.uint64(mask), W, sw)
+                            k_width = max_lane_count(np.uint64(mask), n_q, sw)
                             quarters = k_width
                         q_hist[quarters] += 1
                         if ev.shape[0] > 0:

@@ -180,6 +180,51 @@ def quarter_mask(active_mask, warp_size, simd_width):
     return out
 
 
+@jit
+def max_lane_count(mask, n_quarters, simd_width):
+    """The most set bits any lane has across the quarters of ``mask`` (uint64; no argument checks).
+
+    Bit-sliced, so it costs a few word operations per quarter instead of a popcount per lane (it runs
+    on every PDOM&HWS issue): seven bit-planes hold a per-lane counter (up to 64 quarters), each
+    quarter is added with a ripple carry, then the largest counter is read from the top plane down.
+    """
+    lanes = _low_bits(simd_width)
+    p0 = p1 = p2 = p3 = p4 = p5 = p6 = np.uint64(0)
+    for q in range(n_quarters):
+        c = (mask >> np.uint64(q * simd_width)) & lanes
+        t = p0 & c
+        p0 ^= c
+        c = t
+        if c:
+            t = p1 & c
+            p1 ^= c
+            c = t
+            if c:
+                t = p2 & c
+                p2 ^= c
+                c = t
+                if c:
+                    t = p3 & c
+                    p3 ^= c
+                    c = t
+                    if c:
+                        t = p4 & c
+                        p4 ^= c
+                        c = t
+                        if c:
+                            t = p5 & c
+                            p5 ^= c
+                            p6 ^= t  # a count of 64: only 64 one-lane quarters reach it
+    most = 0
+    cand = lanes
+    for b, plane in ((6, p6), (5, p5), (4, p4), (3, p3), (2, p2), (1, p1), (0, p0)):
+        sel = cand & plane
+        if sel:
+            most |= 1 << b
+            cand = sel
+    return most
+
+
 @jit("int64(uint64, int64, int64)")
 def squeezed_quarter_count(active_mask, warp_size, simd_width):
     """Active quarters after a lane-aware squeeze: the most threads any one lane holds.
@@ -191,17 +236,7 @@ def squeezed_quarter_count(active_mask, warp_size, simd_width):
     _check_mask_shape(warp_size, simd_width)
     if warp_size % simd_width:
         raise ValueError("simd_width must divide warp_size for the HWS squeeze")
-    mask = np.uint64(active_mask) & _low_bits(warp_size)
-    n_quarters = warp_size // simd_width
-    lane_bits = np.uint64(0)
-    for q in range(n_quarters):
-        lane_bits |= _ONE << np.uint64(q * simd_width)
-    most = 0
-    for lane in range(simd_width):
-        k = _popcount64(mask & (lane_bits << np.uint64(lane)))
-        if k > most:
-            most = k
-    return most
+    return max_lane_count(np.uint64(active_mask) & _low_bits(warp_size), warp_size // simd_width, simd_width)
 
 
 @jit
