@@ -161,6 +161,19 @@ def sb_write(sb, sbr, k1, e, rb, mask, ready, now):
                 sb[e + SB_RMAX] = ready
 
 
+@inline_helper
+def sb_write_lane(sb, sbr, W, e, rb, lane, ready, now):
+    """mimd's scoreboard write: every unit is one thread and K = warp_size slots never fold, so the
+    K-slot rules reduce to "a thread's latest write is its only pending one" — one ready cycle per
+    lane in the record (whose stale contents are cleared when it next gets a pending write)."""
+    if sb[e + SB_LAST] <= now:
+        for j in range(W):
+            sbr[rb + j] = 0
+    if ready > sb[e + SB_LAST]:
+        sb[e + SB_LAST] = ready
+    sbr[rb + lane] = ready
+
+
 @jit
 def aligned_empty3(a, b, c):
     """An uninitialised (a, b, c) int64 array whose data starts on a 64-byte cache-line boundary."""
@@ -434,7 +447,9 @@ def _simulate(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, n_regs, K, poli
     # use (np.empty: untouched pages cost nothing)
     sb = aligned_zeros(n_slots * max(n_regs, 1) * 4)
     k1 = K - 1
-    rec_words = (2 * k1 + 7) // 8 * 8  # one overflow record per cache line (two for mimd's K = 32)
+    rec_words = (2 * k1 + 7) // 8 * 8  # one overflow record per cache line
+    if mech == MIMD:
+        rec_words = (W + 7) // 8 * 8  # one ready cycle per lane (sb_write_lane)
     sbr = aligned_empty3(1, 1, n_slots * max(n_regs, 1) * rec_words)[0, 0]
     if mech == MIMD:
         ran = np.zeros((1, 1, 2), np.int64)
@@ -598,6 +613,12 @@ def _run(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, policy, max_cycles, 
                                 continue
                             e = (w * n_regs + r) * 4
                             if sb[e + SB_LAST] > now:  # else every write to r has landed
+                                if mech == MIMD:
+                                    # one thread: its latest write is its only pending one (sb_write_lane)
+                                    lt = sbr[(w * n_regs + r) * rec_words + trailing_zeros(mask)]
+                                    if lt > t:
+                                        t = lt
+                                    continue
                                 if sb[e + SB_M0] & mask and sb[e + SB_T0] > t:
                                     t = sb[e + SB_T0]
                                 if sb[e + SB_RMAX] > now:
@@ -660,7 +681,10 @@ def _run(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, policy, max_cycles, 
 
                         latency = lat[op_class[instr]]
                         r = dst_reg[instr]
-                        if r >= 0:
+                        if r >= 0 and mech == MIMD:
+                            sb_write_lane(sb, sbr, W, (w * n_regs + r) * 4, (w * n_regs + r) * rec_words,
+                                          trailing_zeros(mask), now + latency, now)
+                        elif r >= 0:
                             sb_write(sb, sbr, k1, (w * n_regs + r) * 4, (w * n_regs + r) * rec_words, mask,
                                      now + latency, now)
                         done_t = now + (latency if latency > k_width else k_width)
