@@ -64,7 +64,8 @@ def workload_table(workload_names: list, mechanisms: list):
     sources = [TraceSource(name=n, workload=n, size="default") for n in workload_names]
     paths = resolve_traces(sources, on_trace=lambda n, ev: ev == "tracing" and print(f"  tracing {n} ..."))
     base = load_config("gt200")
-    print(f"{'workload':14} {'warp insts':>11} {'simd util':>9} " + " ".join(f"{m:>9}" for m in mechanisms))
+    first = mechanisms[0]
+    print(f"{'workload':14} {first + ' wi':>11} {'simd util':>9} " + " ".join(f"{m:>9}" for m in mechanisms))
     logs = {m: [] for m in mechanisms}
     for n in workload_names:
         trace = Trace.load(paths[n][0])

@@ -20,11 +20,7 @@ import numpy as np
 from numba.cpython.unsafe.numbers import trailing_zeros
 
 from .._jit import jit
-from .mech._tables import helper
-
-# the issue path's per-block-end and per-write helpers are inlined at numba-IR level: a call would
-# pass every array argument's data pointer, shape and strides on the stack (dozens of words)
-inline_helper = jit(_nrt=False, inline="always")
+from .mech._tables import helper, inline_helper
 from .mech import DPS, FRONTIER, MIMD, MP, MP_OER, SERIAL, SPS
 from .mech import dps as m_dps
 from .mech import frontier as m_frontier
@@ -240,7 +236,7 @@ def schedulable(mech, st, rt, winfo, w, prio, out):
     return m_mp.schedulable(st, rt, winfo, w, out)  # serial, mp, mp-oer, mimd: every unit
 
 
-@helper
+@inline_helper
 def track_tables(mech, st, rt, winfo, w, g):
     """High-water marks of the mechanism's structures (DESIGN §5), after any table change."""
     stn = winfo[w, W_STN]

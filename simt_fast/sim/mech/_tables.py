@@ -17,6 +17,9 @@ from ..._jit import jit
 # allocate, and without NRT a call does not incref/decref every array argument — which otherwise
 # costs ~25 ns per array per call (measured: a 30-array call 750 ns vs 4 ns).
 helper = jit(_nrt=False)
+# The few helpers every block end calls are also inlined at numba-IR level: a call passes each array
+# argument's data pointer, shape and strides on the stack (measured: ~10% of the issue path).
+inline_helper = jit(_nrt=False, inline="always")
 
 # split-table (ST) fields: one issue unit = PC (block, offset) + lane mask of the warp. The fields the
 # issue path reads come first: a row is allocated S_ROW words wide and starts on a cache line, so
@@ -70,7 +73,7 @@ def popcount(m):
     return np.int64((x * np.uint64(0x0101010101010101)) >> np.uint64(56))
 
 
-@helper
+@inline_helper
 def st_append(st, winfo, w, blk, off, mask, rpcb, rpco, par, t):
     i = winfo[w, W_STN]
     if i >= st.shape[1]:
@@ -89,7 +92,7 @@ def st_append(st, winfo, w, blk, off, mask, rpcb, rpco, par, t):
     return i
 
 
-@helper
+@inline_helper
 def st_remove(st, winfo, w, i):
     n = winfo[w, W_STN]
     for j in range(i, n - 1):

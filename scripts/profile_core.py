@@ -1,0 +1,124 @@
+"""Where does the timing core spend its time? A perf profile of `core._run`, line by line.
+
+    sudo-less: perf must be allowed to sample your own processes (kernel.perf_event_paranoid <= 2)
+    python scripts/profile_core.py TRACE.h5 [--mechanism sps] [--config gt200] [--seconds 8]
+
+numba's machine code has no symbols perf can read, so this script (1) compiles the kernel afresh
+with line tables (a private NUMBA_CACHE_DIR and NUMBA_DEBUGINFO=1), (2) writes a perf map
+(/tmp/perf-PID.map) naming every compiled function, (3) samples itself with `perf record` while it
+replays the trace, and (4) maps each sampled address inside `_run` to a source line by aligning the
+disassembled machine code with the assembly listing's `.loc` directives. Numbers are approximate:
+optimised code moves instructions between lines (a load's cost often lands on the next line), so
+read the hottest lines together with their neighbours, and the per-function table as exact.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import ctypes
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[1])
+    ap.add_argument("trace")
+    ap.add_argument("--mechanism", default="sps")
+    ap.add_argument("--config", default="gt200")
+    ap.add_argument("--seconds", type=float, default=8.0)
+    ap.add_argument("--top", type=int, default=30)
+    args = ap.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="simt-prof-"))
+    os.environ["NUMBA_CACHE_DIR"] = str(work / "numba")  # compile afresh: the library keeps its IR
+    os.environ["NUMBA_DEBUGINFO"] = "1"
+
+    from simt_fast.sim import core, simulate
+    from simt_fast.sim.config import load_config
+    from simt_fast.trace.model import Trace
+
+    trace = Trace.load(args.trace)
+    cfg = load_config(args.config).replace(mechanism=args.mechanism)
+    simulate(trace, cfg)
+    libs = [next(iter(f.overloads.values())).library for f in (core._simulate, core._run)]
+    syms = {}
+    for lib in libs:
+        for fn in lib._final_module.functions:
+            if not fn.is_declaration:
+                addr = lib.get_pointer_to_function(fn.name)
+                if addr:
+                    syms[addr] = fn.name
+    syms = sorted(syms.items())
+    with open(f"/tmp/perf-{os.getpid()}.map", "w") as fh:
+        for k, (addr, name) in enumerate(syms):
+            size = syms[k + 1][0] - addr if k + 1 < len(syms) else 1 << 16
+            fh.write(f"{addr:x} {min(size, 1 << 20):x} {name}\n")
+    run_addr, run_name = next((a, n) for a, n in syms if re.match(r"_ZN\d+simt_fast3sim4core4_run", n))
+    run_size = next((a for a, _ in syms if a > run_addr), run_addr + (1 << 17)) - run_addr
+    (work / "run.bin").write_bytes(ctypes.string_at(run_addr, min(run_size, 1 << 20)))
+    asm = libs[1].get_asm_str()
+
+    stop = time.time() + args.seconds + 2
+    replay = threading.Thread(target=lambda: [simulate(trace, cfg) for _ in iter(lambda: time.time() < stop, False)])
+    replay.start()
+    data = work / "perf.data"
+    subprocess.run(["perf", "record", "-q", "-F", "4000", "-p", str(os.getpid()), "-o", str(data), "--", "sleep",
+                    str(args.seconds)], check=True)
+    replay.join()
+    ips = collections.Counter(int(line.split()[0], 16) for line in subprocess.run(
+        ["perf", "script", "-i", str(data), "-F", "ip"], capture_output=True, text=True).stdout.split())
+    report = subprocess.run(["perf", "report", "-i", str(data), "--no-children", "--sort", "symbol", "--stdio"],
+                            capture_output=True, text=True).stdout
+    print("per function:")
+    for line in report.splitlines():
+        if line.strip() and not line.startswith("#"):
+            print("  " + line.strip()[:100])
+            if line.count("%") and float(line.split("%")[0]) < 0.5:
+                break
+
+    # instruction k of the disassembly is instruction k of the listing: take the listing's lines
+    lines, files, cur = [], {}, ("", 0)
+    body = asm[asm.index(run_name + ":"):]
+    for raw in body.splitlines()[1:]:
+        t = raw.strip()
+        if t.startswith(".Lfunc_end"):
+            break
+        if t.startswith(".file"):
+            m = re.match(r'\.file\s+(\d+)\s+"([^"]*)"(?:\s+"([^"]*)")?', t)
+            if m:
+                files[m.group(1)] = m.group(3) or m.group(2)
+        elif t.startswith(".loc"):
+            p = t.split()
+            cur = (p[1], int(p[2]))
+        elif t and not t.startswith((".", "#")) and not t.endswith(":"):
+            lines.append(cur)
+    dis = subprocess.run(["objdump", "-D", "-b", "binary", "-m", "i386:x86-64", f"--adjust-vma={run_addr:#x}",
+                          str(work / "run.bin")], capture_output=True, text=True).stdout
+    index = {int(m.group(1), 16): k for k, m in enumerate(re.finditer(r"^\s+([0-9a-f]+):\t", dis, re.M))}
+    total = sum(ips.values())
+    per_line = collections.Counter()
+    for addr, n in ips.items():
+        k = index.get(addr)
+        if k is not None and k < len(lines):
+            per_line[lines[k]] += n
+    sources = {}
+    print(f"\nhottest source lines inside _run ({total} samples in all):")
+    for (f, ln), n in per_line.most_common(args.top):
+        path = files.get(f, "?")
+        if path not in sources:
+            try:
+                sources[path] = Path(path).read_text().splitlines()
+            except OSError:
+                sources[path] = []
+        text = sources[path][ln - 1].strip() if 0 < ln <= len(sources[path]) else ""
+        print(f"{100 * n / total:5.1f}%  {Path(path).name}:{ln:<5} {text[:90]}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
