@@ -91,8 +91,8 @@ def main():
             break
         if t.startswith(".file"):
             m = re.match(r'\.file\s+(\d+)\s+"([^"]*)"(?:\s+"([^"]*)")?', t)
-            if m:
-                files[m.group(1)] = m.group(3) or m.group(2)
+            if m:  # .file N "dir" "name" or .file N "path"
+                files[m.group(1)] = os.path.join(m.group(2), m.group(3)) if m.group(3) else m.group(2)
         elif t.startswith(".loc"):
             p = t.split()
             cur = (p[1], int(p[2]))
