@@ -45,6 +45,13 @@ def first_ctas(trace: Trace, n: int) -> Trace:
 DEFAULT_WORKLOADS = "aes,blackscholes,libor,mummer,nqueens,raytrace"
 
 
+def configured(base: SimConfig, label: str) -> SimConfig:
+    """``base`` running ``label``: a mechanism name, ``+hws`` for the hybrid warp size (``sps+hws`` is
+    the thesis' PDOM&HWS); dwf/en-dwf run their paper's majority scheduler through issue_policy auto."""
+    name, _, extra = label.partition("+")
+    return base.replace(mechanism=name, hws=extra == "hws")
+
+
 def best_rate(trace: Trace, cfg: SimConfig, repeat: int = 3):
     """(stats, warp instructions per CPU second): best of ``repeat`` after a warm-up run."""
     simulate(trace, cfg)  # compile / load from cache
@@ -72,7 +79,7 @@ def workload_table(workload_names: list, mechanisms: list):
         cells, wi, util = [], 0, 0.0
         for m in mechanisms:
             try:
-                s, rate = best_rate(trace, base.replace(mechanism=m))
+                s, rate = best_rate(trace, configured(base, m))
             except Exception:  # e.g. bar.sync in divergent code deadlocks a stack mechanism
                 cells.append(f"{'n/a':>9}")
                 continue
@@ -91,7 +98,7 @@ def main():
     ap.add_argument("--cta", type=int, default=256)
     ap.add_argument("--ref-ctas", type=int, default=2)
     ap.add_argument("--divergence", type=float, default=0.1)
-    ap.add_argument("--mechanisms", default=",".join(names()))
+    ap.add_argument("--mechanisms", default=",".join(names() + ["sps+hws", "en-dwf+hws"]))
     ap.add_argument("--workloads", default=DEFAULT_WORKLOADS,
                     help="comma-separated shipped workloads for the real-kernel table, 'all', or 'none'")
     args = ap.parse_args()
@@ -107,7 +114,7 @@ def main():
           f"instructions; reference on the first {args.ref_ctas} CTAs")
     print(f"{'mechanism':10} {'warp insts':>12} {'cycles':>12} {'numba Mwi/s':>12} {'ref kwi/s':>10} {'ratio':>8}")
     for m in mechanisms:
-        c = cfg.replace(mechanism=m)
+        c = configured(cfg, m)
         s, fast_rate = best_rate(trace, c)
         t0 = time.process_time()
         r = reference.simulate(small, c)

@@ -189,6 +189,11 @@ def max_lane_count(mask, n_quarters, simd_width):
     quarter is added with a ripple carry, then the largest counter is read from the top plane down.
     """
     lanes = _low_bits(simd_width)
+    every = lanes
+    for q in range(n_quarters):
+        every &= mask >> np.uint64(q * simd_width)
+    if every & lanes:
+        return n_quarters  # some lane is active in every quarter (always so for a converged warp)
     p0 = p1 = p2 = p3 = p4 = p5 = p6 = np.uint64(0)
     for q in range(n_quarters):
         c = (mask >> np.uint64(q * simd_width)) & lanes
