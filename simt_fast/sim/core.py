@@ -171,18 +171,10 @@ def sb_write_lane(sb, sbr, W, e, rb, lane, ready, now):
 
 
 @jit
-def aligned_empty3(a, b, c):
-    """An uninitialised (a, b, c) int64 array whose data starts on a 64-byte cache-line boundary."""
-    n = a * b * c
+def aligned_empty(n):
+    """An uninitialised int64 array of n words whose data starts on a 64-byte cache-line boundary
+    (numba aligns arrays to less), so rows of 8 or 16 words each begin a line."""
     buf = np.empty(n + 8, np.int64)
-    off = ((64 - (buf.ctypes.data & 63)) & 63) // 8
-    return buf[off:off + n].reshape((a, b, c))
-
-
-@jit
-def aligned_zeros(n):
-    """A zeroed int64 array of n words whose data starts on a 64-byte cache-line boundary."""
-    buf = np.zeros(n + 8, np.int64)
     off = ((64 - (buf.ctypes.data & 63)) & 63) // 8
     return buf[off:off + n]
 
@@ -434,19 +426,20 @@ def _simulate(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, n_regs, K, poli
     occ = 1 if mech == MIMD else n_q  # SIMD cycles of one warp instruction: ceil(width / simd_width)
 
     # table rows are written in full when appended and read only below their counts: no zeroing
-    st = aligned_empty3(n_slots, W, S_ROW)
+    st = aligned_empty(n_slots * W * S_ROW).reshape((n_slots, W, S_ROW))
     rt = np.empty((n_slots, 2 * W + 2, R_NF), np.int64)
-    winfo = aligned_empty3(1, n_slots, W_ROW)[0]
+    winfo = aligned_empty(n_slots * W_ROW).reshape((n_slots, W_ROW))
     winfo[:, :] = 0
     winfo[:, W_CTA] = -1
     # scoreboard (see sb_write): compact entries, and overflow records that are initialised on first
     # use (np.empty: untouched pages cost nothing)
-    sb = aligned_zeros(n_slots * max(n_regs, 1) * 4)
+    sb = aligned_empty(n_slots * max(n_regs, 1) * 4)
+    sb[:] = 0
     k1 = K - 1
     rec_words = (2 * k1 + 7) // 8 * 8  # one overflow record per cache line
     if mech == MIMD:
         rec_words = (W + 7) // 8 * 8  # one ready cycle per lane (sb_write_lane)
-    sbr = aligned_empty3(1, 1, n_slots * max(n_regs, 1) * rec_words)[0, 0]
+    sbr = aligned_empty(n_slots * max(n_regs, 1) * rec_words)
     if mech == MIMD:
         ran = np.zeros((1, 1, 2), np.int64)
     else:

@@ -184,9 +184,9 @@ def quarter_mask(active_mask, warp_size, simd_width):
 def max_lane_count(mask, n_quarters, simd_width):
     """The most set bits any lane has across the quarters of ``mask`` (uint64; no argument checks).
 
-    Bit-sliced, so it costs a few word operations per quarter instead of a popcount per lane (it runs
-    on every PDOM&HWS issue): seven bit-planes hold a per-lane counter (up to 64 quarters), each
-    quarter is added with a ripple carry, then the largest counter is read from the top plane down.
+    Word-parallel, so it costs a few word operations per quarter instead of a popcount per lane (it
+    runs on every PDOM&HWS issue): each pass removes every lane's first set bit, so the number of
+    passes until nothing is left is the largest per-lane count.
     """
     lanes = _low_bits(simd_width)
     every = lanes
@@ -194,39 +194,17 @@ def max_lane_count(mask, n_quarters, simd_width):
         every &= mask >> np.uint64(q * simd_width)
     if every & lanes:
         return n_quarters  # some lane is active in every quarter (always so for a converged warp)
-    p0 = p1 = p2 = p3 = p4 = p5 = p6 = np.uint64(0)
-    for q in range(n_quarters):
-        c = (mask >> np.uint64(q * simd_width)) & lanes
-        t = p0 & c
-        p0 ^= c
-        c = t
-        if c:
-            t = p1 & c
-            p1 ^= c
-            c = t
-            if c:
-                t = p2 & c
-                p2 ^= c
-                c = t
-                if c:
-                    t = p3 & c
-                    p3 ^= c
-                    c = t
-                    if c:
-                        t = p4 & c
-                        p4 ^= c
-                        c = t
-                        if c:
-                            t = p5 & c
-                            p5 ^= c
-                            p6 ^= t  # a count of 64: only 64 one-lane quarters reach it
     most = 0
-    cand = lanes
-    for b, plane in ((6, p6), (5, p5), (4, p4), (3, p3), (2, p2), (1, p1), (0, p0)):
-        sel = cand & plane
-        if sel:
-            most |= 1 << b
-            cand = sel
+    while mask:
+        most += 1
+        seen = np.uint64(0)
+        rest = np.uint64(0)
+        for q in range(n_quarters):
+            shift = np.uint64(q * simd_width)
+            x = (mask >> shift) & lanes
+            rest |= (x & seen) << shift  # lanes already met in an earlier quarter keep this bit
+            seen |= x
+        mask = rest
     return most
 
 
