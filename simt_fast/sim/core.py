@@ -217,7 +217,7 @@ def emit_tables(ev, g, now, st, rt, winfo, w):
 # ------------------------------------------------------------------------------------------------
 # mechanism dispatch (the only places the core looks at the mechanism code)
 # ------------------------------------------------------------------------------------------------
-@helper
+@inline_helper
 def schedulable(mech, st, rt, winfo, w, prio, out):
     if mech == SPS:
         return m_sps.schedulable(st, rt, winfo, w, out)
