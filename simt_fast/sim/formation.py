@@ -50,7 +50,9 @@ F_SM = 12  # the SM owning this record (records are allocated per SM; fixed)
 F_PIDX = 13  # position in the SM's pool view pl (dwf: pool order, -1 when not in the pool; tbc: fixed)
 F_CPC = 14  # dwf majority: the PC this warp's threads are counted at in pl[sm, P_CNT] (-1: not counted)
 F_CN = 15  # dwf majority: how many threads it counts there
-F_NF = 16
+F_NROW = 16  # threads in the row cache wsl[w, W:W + F_NROW] (see `_ready`)
+F_MASK = 17  # occupied slots (bit s), as of the last `_ready`
+F_NF = 18
 
 # The SM's pool view pl[sm, P_*, j], kept in step with wf by `_sync`: the schedulers, the merge search
 # and the next-event scan read these contiguous rows instead of chasing pool[sm, j] into wf (an
@@ -160,18 +162,41 @@ def _pool_remove(wf, pool, pool_n, pl, sm, w):
 
 @helper
 def _ready(wf, wsl, w, W, reg_ready, tpc, cslot, block_start, src_reg, pl):
+    """Warp ``w`` has a new slot array or PC: refresh its row cache and its READY.
+
+    Row cache: ``wsl[w, W:W + F_NROW]`` lists the scoreboard rows of the warp's threads (slot
+    order) and F_MASK its occupied slots, so that issuing and the in-block READY update
+    (`_ready_rows`, the common case) touch only its threads, not every slot. Every change of a
+    warp's slots is followed by this call before the warp can issue again.
+    """
+    n = 0
+    mask = np.int64(0)
+    for s in range(W):
+        t = wsl[w, s]
+        if t >= 0:
+            wsl[w, W + n] = _row(t, tpc, cslot)
+            mask |= np.int64(1) << s
+            n += 1
+    wf[w, F_NROW] = n
+    wf[w, F_MASK] = mask
+    _ready_rows(wf, wsl, w, W, reg_ready, block_start, src_reg, pl)
+
+
+@helper
+def _ready_rows(wf, wsl, w, W, reg_ready, block_start, src_reg, pl):
+    """READY of warp ``w``'s next instruction (not before F_NB, operands of all its threads) from
+    its row cache (valid: its slots did not change since the last `_ready`)."""
     instr = block_start[wf[w, F_BLK]] + wf[w, F_OFF]
     t_ready = wf[w, F_NB]
+    n = wf[w, F_NROW]
     for j in range(3):
         r = src_reg[instr, j]
         if r < 0:
             continue
-        for s in range(W):
-            t = wsl[w, s]
-            if t >= 0:
-                rr = reg_ready[r, _row(t, tpc, cslot)]
-                if rr > t_ready:
-                    t_ready = rr
+        for k in range(W, W + n):
+            rr = reg_ready[r, wsl[w, k]]
+            if rr > t_ready:
+                t_ready = rr
     wf[w, F_READY] = t_ready
     _sync(wf, pl, w, block_start)
 
@@ -193,14 +218,15 @@ def _new_warp(wf, wsl, w, g, blk, nb, cta):
 
 
 @helper
-def _quarters(wsl, w, W, sw):
-    n_q = (W + sw - 1) // sw
+def _quarters(mask, W, sw):
+    """Quarters (issue sub-groups of ``sw`` slots) holding a thread, from an occupied-slot mask."""
+    if sw >= W:
+        return 1 if mask != 0 else 0
+    lanes = (np.int64(1) << sw) - 1
     q_act = 0
-    for q in range(n_q):
-        for s in range(q * sw, min(W, (q + 1) * sw)):
-            if wsl[w, s] >= 0:
-                q_act += 1
-                break
+    for q in range((W + sw - 1) // sw):
+        if (mask >> (q * sw)) & lanes:
+            q_act += 1
     return q_act
 
 
@@ -714,7 +740,7 @@ def _issue(hws, w, now, wf, wsl, W, sw, n_q, g, reg_ready, cslot, block_start, o
     its SIMD occupancy in cycles. The caller moves the warp on (`_ready` or `_block_end`): the
     common case, an instruction inside a block, then needs no helper with the whole state."""
     active = wf[w, F_N]
-    q_act = _quarters(wsl, w, W, sw)
+    q_act = _quarters(wf[w, F_MASK], W, sw)
     width = q_act if hws else n_q  # seed 003 §4.2: only the active quarter-warps go down the pipe
     b = wf[w, F_BLK]
     off = wf[w, F_OFF]
@@ -746,10 +772,8 @@ def _issue(hws, w, now, wf, wsl, W, sw, n_q, g, reg_ready, cslot, block_start, o
     latency = lat[op_class[instr]]
     r = dst_reg[instr]
     if r >= 0:
-        for s in range(W):
-            t = wsl[w, s]
-            if t >= 0:
-                reg_ready[r, cslot[t]] = now + latency
+        for k in range(W, W + wf[w, F_NROW]):  # the row cache (see `_ready`)
+            reg_ready[r, wsl[w, k]] = now + latency
     done_t = now + (latency if latency > width else width)
     if done_t > g[G_CYCLES]:
         g[G_CYCLES] = done_t
@@ -979,7 +1003,7 @@ def _simulate(mech, hws, sync, majority, gto, W, sw, n_sms, n_sched, cta_lim, tp
     n_q = (W + sw - 1) // sw
     NW = WS if mech == TBC else cta_lim * tpc + 1  # dwf: every warp holds >= 1 thread
     wf = np.zeros((n_sms * NW, F_NF), np.int64)
-    wsl = np.full((n_sms * NW, W), HOLE, np.int64)
+    wsl = np.full((n_sms * NW, 2 * W), HOLE, np.int64)  # slots, then the row cache (`_ready`)
     pool = np.zeros((n_sms, NW), np.int64)
     pool_n = np.zeros(n_sms, np.int64)
     free = np.zeros((n_sms, NW), np.int64)
@@ -1089,7 +1113,7 @@ def _run(mech, hws, sync, majority, gto, W, sw, n_sms, n_sched, cta_lim, tpc, n_
                 off = wf[w, F_OFF]
                 if off + 1 < block_start[b + 1] - block_start[b]:
                     wf[w, F_OFF] = off + 1
-                    _ready(wf, wsl, w, W, reg_ready, tpc, cslot, block_start, src_reg, pl)
+                    _ready_rows(wf, wsl, w, W, reg_ready, block_start, src_reg, pl)  # same threads
                 elif _block_end(mech, hws, sm, w, now, wf, wsl, pool, pool_n, free, free_n, W, sw, wpc, WS, pos, path,
                                 succ_ptr, succ_idx, exit_b, ipdom, tpc, cta_live, cta_arr, depth, ent_pc, ent_rpc,
                                 ent_nw, lay, scr, sq_i, g, reg_ready, cslot, block_start, src_reg, pl, has_bar):
@@ -1129,11 +1153,24 @@ def _run(mech, hws, sync, majority, gto, W, sw, n_sms, n_sched, cta_lim, tpc, n_
             if issued_sm or dirty[sm]:
                 # warps change only when this SM issues or gets a new CTA: rescan only then
                 dirty[sm] = False
+                # The next issue cycle is max(earliest free SIMD unit, earliest READY, now + 1), so
+                # any READY at or below lo = max(earliest free unit, now + 1) gives the same answer:
+                # stop at the first one (pools are large and mostly ready). Units only get busier
+                # and `now` only grows until the next rescan, so the cached bound stays exact.
+                lo = now + 1
+                fmin = INF
+                for k in range(n_sched):
+                    if simd_free[sm, k] < fmin:
+                        fmin = simd_free[sm, k]
+                if fmin > lo:
+                    lo = fmin
                 min_ready = INF
                 rdy = pl[sm, P_RDY]
                 for j in range(pool_n[sm]):  # the pool view: INF for warps that cannot issue
                     if rdy[j] < min_ready:
                         min_ready = rdy[j]
+                        if min_ready <= lo:
+                            break
                 smr[sm] = min_ready
             min_ready = smr[sm]
             nt = INF
