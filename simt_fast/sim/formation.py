@@ -83,7 +83,8 @@ G_EV_OVERFLOW = 14
 G_AGE = 15
 G_ID = 16
 G_NREL = 17  # CTAs queued in the release list
-G_N = 18
+G_EXITS = 18  # threads exited so far (an SM looks for finished CTAs only after exits or a dispatch)
+G_N = 19
 
 ERR_DEADLOCK = 1
 ERR_NO_PROGRESS = 2
@@ -231,8 +232,9 @@ def _quarters(mask, W, sw):
 
 
 @helper
-def _step(wf, wsl, w, W, pos, path, succ_ptr, succ_idx, g, now):
-    """Every thread of warp ``w`` finished its block: advance its path cursor (checking the edge)."""
+def _step(wf, wsl, w, W, pos, path, succ_ptr, succ_idx, g, now, nxt):
+    """Every thread of warp ``w`` finished its block: advance its path cursor (checking the edge).
+    ``nxt[s]`` receives the next block of the thread in slot ``s`` (one read of its path)."""
     b = wf[w, F_BLK]
     for s in range(W):
         t = wsl[w, s]
@@ -240,6 +242,7 @@ def _step(wf, wsl, w, W, pos, path, succ_ptr, succ_idx, g, now):
             continue
         pos[t] += 1
         n = path[pos[t]]
+        nxt[s] = n
         ok = False
         for e in range(succ_ptr[b], succ_ptr[b + 1]):
             if succ_idx[e] == n:
@@ -260,6 +263,7 @@ def _exit_thread(t, tpc, cta_live, cta_arr, rel, g):
     """Thread ``t`` exits; queue its CTA if that completes a bar.sync its other threads wait at."""
     cta = t // tpc
     cta_live[cta] -= 1
+    g[G_EXITS] += 1
     if cta_arr[cta] > 0 and cta_arr[cta] == cta_live[cta]:
         for i in range(g[G_NREL]):
             if rel[i] == cta:
@@ -350,9 +354,9 @@ def _place(enhanced, sm, male, s, now, exclude, wf, wsl, pool, pool_n, W, sw, ou
 
 @helper
 def _dwf_finish(enhanced, hws, sm, w, now, wf, wsl, pool, pool_n, free, free_n, W, sw, pos, path, succ_ptr,
-                succ_idx, exit_b, tpc, cta_live, cta_arr, rel, orig, male, out, sq, counts, order, g, reg_ready, cslot,
-                block_start, src_reg, pl):
-    err = _step(wf, wsl, w, W, pos, path, succ_ptr, succ_idx, g, now)
+                succ_idx, exit_b, tpc, cta_live, cta_arr, rel, orig, male, out, sq, counts, order, nxt, g, reg_ready,
+                cslot, block_start, src_reg, pl):
+    err = _step(wf, wsl, w, W, pos, path, succ_ptr, succ_idx, g, now, nxt)
     if err:
         return err
     b = wf[w, F_BLK]
@@ -367,7 +371,7 @@ def _dwf_finish(enhanced, hws, sm, w, now, wf, wsl, pool, pool_n, free, free_n, 
         n = 0
         for slot in range(W):
             t = orig[slot]
-            if t >= 0 and path[pos[t]] == s:
+            if t >= 0 and nxt[slot] == s:
                 male[slot] = t
                 n += 1
             else:
@@ -508,14 +512,14 @@ def _tbc_check_done(cs, base, cta, now, wf, wsl, depth, ent_pc, ent_rpc, ent_nw,
 @helper
 def _tbc_finish(w, now, wf, wsl, W, wpc, pos, path, succ_ptr, succ_idx, exit_b, ipdom, tpc, cta_live, cta_arr, rel,
                 depth, ent_pc,
-                ent_rpc, ent_nw, lay, cnt, g, reg_ready, cslot, block_start, src_reg, pl, WS):
-    err = _step(wf, wsl, w, W, pos, path, succ_ptr, succ_idx, g, now)
+                ent_rpc, ent_nw, lay, cnt, nxt, g, reg_ready, cslot, block_start, src_reg, pl, WS):
+    err = _step(wf, wsl, w, W, pos, path, succ_ptr, succ_idx, g, now, nxt)
     if err:
         return err
     b = wf[w, F_BLK]
     for s in range(W):
         t = wsl[w, s]
-        if t >= 0 and path[pos[t]] == exit_b:
+        if t >= 0 and nxt[s] == exit_b:
             _exit_thread(t, tpc, cta_live, cta_arr, rel, g)
             wsl[w, s] = HOLE
             wf[w, F_N] -= 1
@@ -697,11 +701,11 @@ def _finish(mech, hws, sm, w, now, wf, wsl, pool, pool_n, free, free_n, W, sw, w
             cslot, block_start, src_reg, pl):
     if mech == TBC:
         return _tbc_finish(w, now, wf, wsl, W, wpc, pos, path, succ_ptr, succ_idx, exit_b, ipdom, tpc, cta_live,
-                           cta_arr, sq_i[3], depth, ent_pc, ent_rpc, ent_nw, lay, scr[0], g, reg_ready, cslot, block_start, src_reg, pl, WS)
+                           cta_arr, sq_i[3], depth, ent_pc, ent_rpc, ent_nw, lay, scr[0], scr[4], g, reg_ready, cslot, block_start, src_reg, pl, WS)
     # one quarter (simd_width >= warp_size) leaves no other position in a lane: en-DWF is DWF there
     enhanced = (mech == EN_DWF) & (sw < W)
     return _dwf_finish(enhanced, hws, sm, w, now, wf, wsl, pool, pool_n, free, free_n, W, sw, pos, path,
-                       succ_ptr, succ_idx, exit_b, tpc, cta_live, cta_arr, sq_i[3], scr[0], scr[1], scr[2], scr[3], sq_i[0], sq_i[1], g,
+                       succ_ptr, succ_idx, exit_b, tpc, cta_live, cta_arr, sq_i[3], scr[0], scr[1], scr[2], scr[3], sq_i[0], sq_i[1], scr[4], g,
                        reg_ready, cslot, block_start, src_reg, pl)
 
 
@@ -811,10 +815,14 @@ def _block_end(mech, hws, sm, w, now, wf, wsl, pool, pool_n, free, free_n, W, sw
                                    ent_rpc, ent_nw, lay, scr, sq_i, g, reg_ready, cslot, block_start, src_reg, pl)
                     if err:
                         break
+    elif mech == TBC:  # as `_finish`, one whole-state call less
+        err = _tbc_finish(w, now, wf, wsl, W, wpc, pos, path, succ_ptr, succ_idx, exit_b, ipdom, tpc, cta_live,
+                          cta_arr, sq_i[3], depth, ent_pc, ent_rpc, ent_nw, lay, scr[0], scr[4], g, reg_ready, cslot,
+                          block_start, src_reg, pl, WS)
     else:
-        err = _finish(mech, hws, sm, w, now, wf, wsl, pool, pool_n, free, free_n, W, sw, wpc, WS, pos, path, succ_ptr,
-                      succ_idx, exit_b, ipdom, tpc, cta_live, cta_arr, depth, ent_pc, ent_rpc, ent_nw, lay, scr, sq_i,
-                      g, reg_ready, cslot, block_start, src_reg, pl)
+        err = _dwf_finish((mech == EN_DWF) & (sw < W), hws, sm, w, now, wf, wsl, pool, pool_n, free, free_n, W, sw,
+                          pos, path, succ_ptr, succ_idx, exit_b, tpc, cta_live, cta_arr, sq_i[3], scr[0], scr[1],
+                          scr[2], scr[3], sq_i[0], sq_i[1], scr[4], g, reg_ready, cslot, block_start, src_reg, pl)
     if err or g[G_NREL] == 0:
         return err
     return _drain(mech, hws, sm, now, wf, wsl, pool, pool_n, free, free_n, W, sw, wpc, WS, pos, path, succ_ptr,
@@ -1044,7 +1052,8 @@ def _simulate(mech, hws, sync, majority, gto, W, sw, n_sms, n_sched, cta_lim, tp
     sm_res = np.zeros(n_sms, np.int64)
     smr = np.zeros(n_sms, np.int64)  # cached earliest READY of the SM's issuable warps
     dirty = np.ones(n_sms, np.bool_)
-    scr = np.zeros((4, W), np.int64)  # orig, male, out, squeezed
+    chk = np.ones(n_sms, np.bool_)  # look for finished CTAs at the next visit (after a dispatch)
+    scr = np.zeros((5, W), np.int64)  # orig, male, out, squeezed, next block per slot
     sq_i = np.zeros((4, max(W, n_q, n_cs) + 1), np.int64)  # squeeze counts/order, CTA list, release queue
 
     iss_sm = np.zeros(n_sms * n_sched, np.int64)  # hws_sync_sms: this cycle's issues
@@ -1056,7 +1065,7 @@ def _simulate(mech, hws, sync, majority, gto, W, sw, n_sms, n_sched, cta_lim, tp
          path, exit_b, ev, occ_hist, q_hist, g, wpc, WS, n_q, NW, wf, wsl, pool, pool_n, free, free_n,
          depth, ent_pc, ent_rpc, ent_nw, lay, reg_ready, cslot, pos, cta_live, cta_arr, res_cta,
          simd_free, rr, last, last_age, sm_next, sm_res, smr, dirty, scr, sq_i, iss_sm, iss_k,
-         iss_lat, pl)
+         iss_lat, pl, chk)
 
 
 @helper
@@ -1065,7 +1074,7 @@ def _run(mech, hws, sync, majority, gto, W, sw, n_sms, n_sched, cta_lim, tpc, n_
          path, exit_b, ev, occ_hist, q_hist, g, wpc, WS, n_q, NW, wf, wsl, pool, pool_n, free, free_n,
          depth, ent_pc, ent_rpc, ent_nw, lay, reg_ready, cslot, pos, cta_live, cta_arr, res_cta,
          simd_free, rr, last, last_age, sm_next, sm_res, smr, dirty, scr, sq_i, iss_sm, iss_k,
-         iss_lat, pl):
+         iss_lat, pl, chk):
     """The cycle loop (NRT-free: it never allocates, so its helper calls cost no refcounting)."""
 
     next_cta = 0
@@ -1097,6 +1106,7 @@ def _run(mech, hws, sync, majority, gto, W, sw, n_sms, n_sched, cta_lim, tpc, n_
                     g[G_IDLE] += 1
                 continue
             issued_sm = False
+            exits = g[G_EXITS]
             for k in range(n_sched):
                 if simd_free[sm, k] > now:
                     continue
@@ -1126,7 +1136,10 @@ def _run(mech, hws, sync, majority, gto, W, sw, n_sms, n_sched, cta_lim, tpc, n_
                 n_iss += 1
                 if width > max_w:
                     max_w = width
-            for c in range(cta_lim):
+            # a resident CTA finishes when its last thread exits (or at once if none ever runs)
+            for c in range(cta_lim if (g[G_EXITS] != exits or chk[sm]) else 0):
+                if c == 0:
+                    chk[sm] = False
                 cta = res_cta[sm, c]
                 if cta >= 0 and cta_live[cta] == 0:
                     if mech == TBC:
@@ -1144,6 +1157,7 @@ def _run(mech, hws, sync, majority, gto, W, sw, n_sms, n_sched, cta_lim, tpc, n_
                         sm_res[sm] += 1
                         next_cta += 1
                         dirty[sm] = True
+                        chk[sm] = True
             # next cycle this SM can issue: a SIMD unit is free and some warp is ready (only this SM's
             # own issues change its warps, so nothing can happen here before that cycle)
             if issued_sm:
