@@ -879,30 +879,34 @@ def _pick_dwf(majority, gto, sm, now, wf, pool, pool_n, last_age, pl):
             return pool[sm, first]
         return -1
     if majority:
-        # one pass: the best PC among ready warps (threads per PC are kept in P_CNT), and at that
-        # PC the first ready warp (age order) and the first one younger than the last issued
-        # (round robin)
+        # the best PC among ready warps: most threads (kept per PC in P_CNT), ties to the lower
+        # PC, as one key maximised without branches (the ready test is unpredictable)
         pcs = pl[sm, P_PC]
         cnt = pl[sm, P_CNT]
-        best_c = -1
-        best_i = -1
-        first = -1
-        after = -1
+        km = pl.shape[2]  # > every PC
+        best = -1
         for j in range(n):
-            if rdy[j] > now:
-                continue
             i = pcs[j]
-            c = cnt[i]
-            if c > best_c or (c == best_c and i < best_i):
-                best_c = c
-                best_i = i
-                first = j
-                after = j if age[j] > la else -1
-            elif i == best_i and after < 0 and age[j] > la:
-                after = j
-        pick = after if after >= 0 else first
-        if pick < 0:
+            key = cnt[i] * km + (km - 1 - i)
+            if rdy[j] > now:
+                key = -1
+            if key > best:
+                best = key
+        if best < 0:
             return -1
+        best_i = km - 1 - best % km
+        # round robin at that PC: the first ready warp younger than the last issued, else the
+        # first ready one (pool order is age order)
+        pick = -1
+        for j in range(n):
+            if age[j] > la and pcs[j] == best_i and rdy[j] <= now:
+                pick = j
+                break
+        if pick < 0:
+            for j in range(n):
+                if pcs[j] == best_i and rdy[j] <= now:
+                    pick = j
+                    break
         last_age[sm] = age[pick]
         return pool[sm, pick]
     first = -1
