@@ -1057,6 +1057,7 @@ def _simulate(mech, hws, sync, majority, gto, W, sw, n_sms, n_sched, cta_lim, tp
     smr = np.zeros(n_sms, np.int64)  # cached earliest READY of the SM's issuable warps
     dirty = np.ones(n_sms, np.bool_)
     chk = np.ones(n_sms, np.bool_)  # look for finished CTAs at the next visit (after a dispatch)
+    acc = np.zeros(n_sms, np.int64)  # idle cycles are counted up to here
     scr = np.zeros((5, W), np.int64)  # orig, male, out, squeezed, next block per slot
     sq_i = np.zeros((4, max(W, n_q, n_cs) + 1), np.int64)  # squeeze counts/order, CTA list, release queue
 
@@ -1069,7 +1070,7 @@ def _simulate(mech, hws, sync, majority, gto, W, sw, n_sms, n_sched, cta_lim, tp
          path, exit_b, ev, occ_hist, q_hist, g, wpc, WS, n_q, NW, wf, wsl, pool, pool_n, free, free_n,
          depth, ent_pc, ent_rpc, ent_nw, lay, reg_ready, cslot, pos, cta_live, cta_arr, res_cta,
          simd_free, rr, last, last_age, sm_next, sm_res, smr, dirty, scr, sq_i, iss_sm, iss_k,
-         iss_lat, pl, chk)
+         iss_lat, pl, chk, acc)
 
 
 @helper
@@ -1078,7 +1079,7 @@ def _run(mech, hws, sync, majority, gto, W, sw, n_sms, n_sched, cta_lim, tpc, n_
          path, exit_b, ev, occ_hist, q_hist, g, wpc, WS, n_q, NW, wf, wsl, pool, pool_n, free, free_n,
          depth, ent_pc, ent_rpc, ent_nw, lay, reg_ready, cslot, pos, cta_live, cta_arr, res_cta,
          simd_free, rr, last, last_age, sm_next, sm_res, smr, dirty, scr, sq_i, iss_sm, iss_k,
-         iss_lat, pl, chk):
+         iss_lat, pl, chk, acc):
     """The cycle loop (NRT-free: it never allocates, so its helper calls cost no refcounting)."""
 
     next_cta = 0
@@ -1106,9 +1107,17 @@ def _run(mech, hws, sync, majority, gto, W, sw, n_sms, n_sched, cta_lim, tpc, n_
                 sm_next[sm] = INF
                 continue
             if sm_next[sm] > now:
-                if _simd_idle(simd_free, sm, n_sched, now):
-                    g[G_IDLE] += 1
                 continue
+            # idle cycles since this SM's last visit (the core's definition: no issue and every SIMD
+            # unit drained), counted now rather than cycle by cycle: its units change only when it
+            # issues, so they are idle from the cycle the last one drains
+            busy_until = acc[sm]
+            for k in range(n_sched):
+                if simd_free[sm, k] > busy_until:
+                    busy_until = simd_free[sm, k]
+            if now > busy_until:
+                g[G_IDLE] += now - busy_until
+            acc[sm] = now + 1
             issued_sm = False
             exits = g[G_EXITS]
             for k in range(n_sched):
@@ -1227,16 +1236,7 @@ def _run(mech, hws, sync, majority, gto, W, sw, n_sms, n_sched, cta_lim, tpc, n_
             g[G_ERR] = ERR_NO_PROGRESS
             g[G_ERR_CYCLE] = now
             return
-        # skipped cycles: nothing issues anywhere; an SM is idle once all its SIMD units drained
-        for sm in range(n_sms if nxt_t > now + 1 else 0):
-            if sm_res[sm] > 0:
-                busy_until = now + 1
-                for k in range(n_sched):
-                    if simd_free[sm, k] > busy_until:
-                        busy_until = simd_free[sm, k]
-                if nxt_t > busy_until:
-                    g[G_IDLE] += nxt_t - busy_until
-        now = nxt_t
+        now = nxt_t  # skipped cycles: nothing issues anywhere (their idle cycles are counted at the next visit)
 
 
 # ------------------------------------------------------------------------------------------------
