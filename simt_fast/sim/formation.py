@@ -305,9 +305,11 @@ def _place(enhanced, sm, male, s, now, exclude, wf, wsl, pool, pool_n, W, sw, ou
            block_start, src_reg, pl):
     """Merge the male group into the forming warps at (s, 0), oldest first; returns threads left."""
     left = 0
+    mmask = np.int64(0)  # the male's occupied slots; a forming warp's are F_MASK (valid: see `_ready`)
     for slot in range(W):
         if male[slot] >= 0:
             left += 1
+            mmask |= np.int64(1) << slot
     any_forming = False
     pc = block_start[s]  # (s, 0); blocks other than the exit are never empty
     for j in range(pool_n[sm]):
@@ -319,12 +321,20 @@ def _place(enhanced, sm, male, s, now, exclude, wf, wsl, pool, pool_n, W, sw, ou
         if f == exclude:
             continue
         any_forming = True
+        fmask = wf[f, F_MASK]
         if enhanced:
             # seed 003 Appendix B: the whole male fits when every conflict finds a hole of its lane
-            ok, n_conf, n_moved = _merge_into(male, wsl[f], out, sw, True)
-            if ok:
+            if mmask & fmask == 0:  # no conflict: the union (what `_merge_into` returns then)
+                ok = True
                 for slot in range(W):
-                    wsl[f, slot] = out[slot]
+                    if male[slot] >= 0:
+                        wsl[f, slot] = male[slot]
+            else:
+                ok, n_conf, n_moved = _merge_into(male, wsl[f], out, sw, True)
+                if ok:
+                    for slot in range(W):
+                        wsl[f, slot] = out[slot]
+            if ok:
                 wf[f, F_N] += left
                 if now + 1 > wf[f, F_NB]:
                     wf[f, F_NB] = now + 1
@@ -333,11 +343,13 @@ def _place(enhanced, sm, male, s, now, exclude, wf, wsl, pool, pool_n, W, sw, ou
                 return 0
         # DWF (Fung et al. 2007, lane-aware): a thread joins if its own slot is free there
         joined = 0
-        for slot in range(W):
-            if male[slot] >= 0 and wsl[f, slot] < 0:
-                wsl[f, slot] = male[slot]
-                male[slot] = HOLE
-                joined += 1
+        if mmask & ~fmask != 0:  # else every male thread's slot is taken: nothing to scan
+            for slot in range(W):
+                if male[slot] >= 0 and wsl[f, slot] < 0:
+                    wsl[f, slot] = male[slot]
+                    male[slot] = HOLE
+                    mmask &= ~(np.int64(1) << slot)
+                    joined += 1
         if joined > 0:
             wf[f, F_N] += joined
             left -= joined
@@ -1275,7 +1287,7 @@ def simulate(trace, config, *, events: list | None = None):
         np.asarray(trace.ipdom, np.int64), np.asarray(trace.has_barrier, np.bool_),
         np.asarray(trace.op_class, np.int64), np.asarray(trace.dst_reg, np.int64),
         np.asarray(trace.src_reg, np.int64).reshape(-1, 3), latencies(config),
-        np.asarray(trace.path_ptr, np.int64), np.asarray(trace.path, np.int64), trace.n_blocks - 1,
+        np.asarray(trace.path_ptr, np.int64), np.asarray(trace.path, np.int32), trace.n_blocks - 1,
         ev, occ_hist, q_hist, g,
     )
     if g[G_ERR]:
