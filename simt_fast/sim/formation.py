@@ -410,6 +410,11 @@ def _dwf_finish(enhanced, hws, sm, w, now, wf, wsl, pool, pool_n, free, free_n, 
             wf[w, F_OFF] = 0
             wf[w, F_NB] = now + 1
             keep = False
+            if left == wf[w, F_N] and not hws:
+                # the whole warp goes on together (no thread exited, left or merged): same slots,
+                # so its row cache stays valid
+                _ready_rows(wf, wsl, w, W, reg_ready, block_start, src_reg, pl)
+                continue
         else:
             nw = _alloc(wf, free, free_n, sm)
             _new_warp(wf, wsl, nw, g, s, now + 1, -1)
