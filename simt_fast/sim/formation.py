@@ -1197,24 +1197,28 @@ def _run(mech, hws, sync, majority, gto, W, sw, n_sms, n_sched, cta_lim, tpc, n_
             if issued_sm or dirty[sm]:
                 # warps change only when this SM issues or gets a new CTA: rescan only then
                 dirty[sm] = False
-                # The next issue cycle is max(earliest free SIMD unit, earliest READY, now + 1), so
-                # any READY at or below lo = max(earliest free unit, now + 1) gives the same answer:
-                # stop at the first one (pools are large and mostly ready). Units only get busier
-                # and `now` only grows until the next rescan, so the cached bound stays exact.
-                lo = now + 1
-                fmin = INF
-                for k in range(n_sched):
-                    if simd_free[sm, k] < fmin:
-                        fmin = simd_free[sm, k]
-                if fmin > lo:
-                    lo = fmin
                 min_ready = INF
-                rdy = pl[sm, P_RDY]
-                for j in range(pool_n[sm]):  # the pool view: INF for warps that cannot issue
-                    if rdy[j] < min_ready:
-                        min_ready = rdy[j]
-                        if min_ready <= lo:
-                            break
+                rdy = pl[sm, P_RDY]  # the pool view: INF for warps that cannot issue
+                if mech == TBC:
+                    # few warp slots, many waiting (operands, branch, RPC): a branch-free minimum
+                    # (vectorised) beats stopping early
+                    for j in range(pool_n[sm]):
+                        min_ready = min(min_ready, rdy[j])
+                else:
+                    # The next issue cycle is max(earliest free SIMD unit, earliest READY, now + 1),
+                    # so any READY at or below lo = max(earliest free unit, now + 1) gives the same
+                    # answer: stop at the first one (dwf pools are large and mostly ready). Units only
+                    # get busier and `now` only grows until the next rescan: the cached bound stays
+                    # exact.
+                    fmin = INF
+                    for k in range(n_sched):
+                        fmin = min(fmin, simd_free[sm, k])
+                    lo = max(now + 1, fmin)
+                    for j in range(pool_n[sm]):
+                        if rdy[j] < min_ready:
+                            min_ready = rdy[j]
+                            if min_ready <= lo:
+                                break
                 smr[sm] = min_ready
             min_ready = smr[sm]
             nt = INF
