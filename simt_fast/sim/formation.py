@@ -896,34 +896,25 @@ def _pick_dwf(majority, gto, sm, now, wf, pool, pool_n, last_age, pl):
             return pool[sm, first]
         return -1
     if majority:
-        # the best PC among ready warps: most threads (kept per PC in P_CNT), ties to the lower
-        # PC, as one key maximised without branches (the ready test is unpredictable)
+        # Fung's majority policy as one key maximised over the ready warps, without branches (the
+        # ready test is unpredictable) so that it vectorises: most threads at the PC (kept per PC
+        # in P_CNT), ties to the lower PC, then round robin at that PC: a warp younger than the
+        # last issued first, and the first of those (pool order is age order), else the first.
+        # km > every PC and every pool position; the key stays below 2 km^3 (no overflow for any
+        # km below 10^6).
         pcs = pl[sm, P_PC]
         cnt = pl[sm, P_CNT]
-        km = pl.shape[2]  # > every PC
+        km = pl.shape[2]
         best = -1
         for j in range(n):
             i = pcs[j]
-            key = cnt[i] * km + (km - 1 - i)
+            key = ((cnt[i] * km + (km - 1 - i)) * 2 + (age[j] > la)) * km + (km - 1 - j)
             if rdy[j] > now:
                 key = -1
-            if key > best:
-                best = key
+            best = max(best, key)
         if best < 0:
             return -1
-        best_i = km - 1 - best % km
-        # round robin at that PC: the first ready warp younger than the last issued, else the
-        # first ready one (pool order is age order)
-        pick = -1
-        for j in range(n):
-            if age[j] > la and pcs[j] == best_i and rdy[j] <= now:
-                pick = j
-                break
-        if pick < 0:
-            for j in range(n):
-                if pcs[j] == best_i and rdy[j] <= now:
-                    pick = j
-                    break
+        pick = km - 1 - best % km
         last_age[sm] = age[pick]
         return pool[sm, pick]
     first = -1
@@ -962,11 +953,14 @@ def _pick_tbc(gto, sm, k, now, wf, WS, n_sched, rr, last, pl):
             last[sm, k] = best
             return sm * WS + best
         return -1
-    j = rr[sm, k]
-    for jj in range(nk):
-        j += 1
-        if j >= nk:
-            j = 0
+    # round robin: the first ready slot after the last one issued, wrapping around (two plain
+    # scans rather than one with a wrap test per slot)
+    start = rr[sm, k] + 1
+    for j in range(start, nk):
+        if rdy[k + j * n_sched] <= now:
+            rr[sm, k] = j
+            return sm * WS + k + j * n_sched
+    for j in range(min(start, nk)):
         if rdy[k + j * n_sched] <= now:
             rr[sm, k] = j
             return sm * WS + k + j * n_sched
