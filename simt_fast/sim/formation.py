@@ -52,7 +52,8 @@ F_CPC = 14  # dwf majority: the PC this warp's threads are counted at in pl[sm, 
 F_CN = 15  # dwf majority: how many threads it counts there
 F_NROW = 16  # threads in the row cache wsl[w, W:W + F_NROW] (see `_ready`)
 F_MASK = 17  # occupied slots (bit s), as of the last `_ready`
-F_NF = 18
+F_BASE = 18  # tbc: the first warp record of the owning CTA (no divisions at a block end)
+F_NF = 19
 
 # The SM's pool view pl[sm, P_*, j], kept in step with wf by `_sync`: the schedulers, the merge search
 # and the next-event scan read these contiguous rows instead of chasing pool[sm, j] into wf (an
@@ -219,13 +220,14 @@ def _new_warp(wf, wsl, w, g, blk, nb, cta):
 
 
 @helper
-def _quarters(mask, W, sw):
-    """Quarters (issue sub-groups of ``sw`` slots) holding a thread, from an occupied-slot mask."""
+def _quarters(mask, W, sw, n_q):
+    """Quarters (issue sub-groups of ``sw`` slots, ``n_q`` of them) holding a thread, from an
+    occupied-slot mask."""
     if sw >= W:
         return 1 if mask != 0 else 0
     lanes = (np.int64(1) << sw) - 1
     q_act = 0
-    for q in range((W + sw - 1) // sw):
+    for q in range(n_q):
         if (mask >> (q * sw)) & lanes:
             q_act += 1
     return q_act
@@ -506,6 +508,7 @@ def _tbc_activate(cs, base, cta, nb, wf, wsl, depth, ent_pc, ent_rpc, ent_nw, la
                     _new_warp(wf, wsl, base + i, g, ent_pc[cs, d], nb, cta)
                     wf[base + i, F_N] = n
                     wf[base + i, F_CS] = cs
+                    wf[base + i, F_BASE] = base
                     _ready(wf, wsl, base + i, W, reg_ready, tpc, cslot, block_start, src_reg, pl)
                     i += 1
             if i > 0:
@@ -542,7 +545,7 @@ def _tbc_finish(w, now, wf, wsl, W, wpc, pos, path, succ_ptr, succ_idx, exit_b, 
             wf[w, F_N] -= 1
     cta = wf[w, F_CTA]
     cs = wf[w, F_CS]
-    base = (w // WS) * WS + (cs % (WS // wpc)) * wpc
+    base = wf[w, F_BASE]
     top = depth[cs] - 1
     lo = succ_ptr[b]
     n_targets = 0
@@ -761,7 +764,7 @@ def _issue(hws, w, now, wf, wsl, W, sw, n_q, g, reg_ready, cslot, block_start, o
     its SIMD occupancy in cycles. The caller moves the warp on (`_ready` or `_block_end`): the
     common case, an instruction inside a block, then needs no helper with the whole state."""
     active = wf[w, F_N]
-    q_act = _quarters(wf[w, F_MASK], W, sw)
+    q_act = _quarters(wf[w, F_MASK], W, sw, n_q)
     width = q_act if hws else n_q  # seed 003 §4.2: only the active quarter-warps go down the pipe
     b = wf[w, F_BLK]
     off = wf[w, F_OFF]
@@ -936,7 +939,7 @@ def _pick_dwf(majority, gto, sm, now, wf, pool, pool_n, last_age, pl):
 def _pick_tbc(gto, sm, k, now, wf, WS, n_sched, rr, last, pl):
     """tbc scheduling, as the core: warp slots bound to schedulers, lrr or gto (the SM's pool view
     column j is warp slot j)."""
-    nk = (WS - k + n_sched - 1) // n_sched
+    nk = WS if n_sched == 1 else (WS - k + n_sched - 1) // n_sched  # slots of scheduler k
     rdy = pl[sm, P_RDY]
     if gto:
         lw = last[sm, k]
