@@ -903,21 +903,37 @@ def _pick_dwf(majority, gto, sm, now, wf, pool, pool_n, last_age, pl):
         # ready test is unpredictable) so that it vectorises: most threads at the PC (kept per PC
         # in P_CNT), ties to the lower PC, then round robin at that PC: a warp younger than the
         # last issued first, and the first of those (pool order is age order), else the first.
-        # km > every PC and every pool position; the key stays below 2 km^3 (no overflow for any
-        # km below 10^6).
+        # km (a power of two) > every PC and every pool position; the key stays below 2 km^3 (no
+        # overflow for any km up to 2^20).
         pcs = pl[sm, P_PC]
         cnt = pl[sm, P_CNT]
         km = pl.shape[2]
-        best = -1
-        for j in range(n):
-            i = pcs[j]
-            key = ((cnt[i] * km + (km - 1 - i)) * 2 + (age[j] > la)) * km + (km - 1 - j)
-            if rdy[j] > now:
-                key = -1
-            best = max(best, key)
-        if best < 0:
-            return -1
-        pick = km - 1 - best % km
+        if km <= 1 << 20:
+            best = -1
+            for j in range(n):
+                i = pcs[j]
+                key = ((cnt[i] * km + (km - 1 - i)) * 2 + (age[j] > la)) * km + (km - 1 - j)
+                if rdy[j] > now:
+                    key = -1
+                best = max(best, key)
+            if best < 0:
+                return -1
+            pick = km - 1 - (best & (km - 1))
+        else:  # (over a million instructions or threads per SM) the same choice in two steps
+            best = -1
+            for j in range(n):
+                i = pcs[j]
+                key = cnt[i] * km + (km - 1 - i)
+                if rdy[j] > now:
+                    key = -1
+                best = max(best, key)
+            if best < 0:
+                return -1
+            best_i = km - 1 - (best & (km - 1))
+            pick = -1
+            for j in range(n):
+                if pcs[j] == best_i and rdy[j] <= now and (pick < 0 or (age[j] > la >= age[pick])):
+                    pick = j
         last_age[sm] = age[pick]
         return pool[sm, pick]
     first = -1
@@ -1039,7 +1055,10 @@ def _simulate(mech, hws, sync, majority, gto, W, sw, n_sms, n_sched, cta_lim, tp
             free[sm, j] = sm * NW + NW - 1 - j  # lowest record first
         free_n[sm] = NW
     n_pc = block_start[-1] + 1
-    pl = np.zeros((n_sms, P_NF, max(NW, n_pc)), np.int64)
+    km = 1
+    while km < max(NW, n_pc):
+        km *= 2  # a power of two: the majority pick takes its key apart with a mask
+    pl = np.zeros((n_sms, P_NF, km), np.int64)
     pl[:, P_RDY, :] = INF
     for w in range(n_sms * NW):
         wf[w, F_SM] = w // NW
