@@ -169,8 +169,15 @@ def _ready(wf, wsl, w, W, reg_ready, tpc, cslot, block_start, src_reg, pl):
     Row cache: ``wsl[w, W:W + F_NROW]`` lists the scoreboard rows of the warp's threads (slot
     order) and F_MASK its occupied slots, so that issuing and the in-block READY update
     (`_ready_rows`, the common case) touch only its threads, not every slot. Every change of a
-    warp's slots is followed by this call before the warp can issue again.
+    warp's slots is followed by this call (or by `_rows` for a warp that waits at a barrier).
     """
+    _rows(wf, wsl, w, W, tpc, cslot)
+    _ready_rows(wf, wsl, w, W, reg_ready, block_start, src_reg, pl)
+
+
+@helper
+def _rows(wf, wsl, w, W, tpc, cslot):
+    """Rebuild warp ``w``'s row cache and F_MASK from its slots (see `_ready`)."""
     n = 0
     mask = np.int64(0)
     for s in range(W):
@@ -181,7 +188,6 @@ def _ready(wf, wsl, w, W, reg_ready, tpc, cslot, block_start, src_reg, pl):
             n += 1
     wf[w, F_NROW] = n
     wf[w, F_MASK] = mask
-    _ready_rows(wf, wsl, w, W, reg_ready, block_start, src_reg, pl)
 
 
 @helper
@@ -433,7 +439,7 @@ def _dwf_finish(enhanced, hws, sm, w, now, wf, wsl, pool, pool_n, free, free_n, 
 
 @helper
 def _dwf_barrier(sm, w, now, wf, wsl, pool, pool_n, free, free_n, W, tpc, cta_arr, tmp, ctas, g, pl,
-                 block_start):
+                 block_start, cslot):
     """bar.sync keeps its per-CTA meaning: a warp that mixes CTAs waits as one warp per CTA.
 
     Writes the CTAs found (ascending) to ``ctas``; returns how many.
@@ -468,6 +474,7 @@ def _dwf_barrier(sm, w, now, wf, wsl, pool, pool_n, free, free_n, W, tpc, cta_ar
             else:
                 wsl[part, slot] = HOLE
         wf[part, F_N] = n
+        _rows(wf, wsl, part, W, tpc, cslot)  # its slots changed: a released part may go on whole
         wf[part, F_STATE] = 1
         wf[part, F_BART] = now
         wf[part, F_CTA] = cta
@@ -825,7 +832,7 @@ def _block_end(mech, hws, sm, w, now, wf, wsl, pool, pool_n, free, free_n, W, sw
         else:
             ctas = sq_i[2]
             n_c = _dwf_barrier(sm, w, now, wf, wsl, pool, pool_n, free, free_n, W, tpc, cta_arr, scr[0], ctas, g, pl,
-                               block_start)
+                               block_start, cslot)
             err = 0
             for ci in range(n_c):  # release in CTA order
                 cta = ctas[ci]
