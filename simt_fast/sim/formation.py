@@ -57,8 +57,9 @@ F_NF = 19
 
 # The SM's pool view pl[sm, P_*, j], kept in step with wf by `_sync`: the schedulers, the merge search
 # and the next-event scan read these contiguous rows instead of chasing pool[sm, j] into wf (an
-# SM's pool holds ~100+ warps on divergent code, scanned several times per issue). Column j is the
-# pool position under dwf (pool order = age order) and the warp slot under tbc.
+# SM's pool holds tens of warps on divergent code, ~40 on the bench trace, scanned several times
+# per issue). Column j is the pool position under dwf (pool order = age order) and the warp slot
+# under tbc.
 P_RDY = 0  # earliest issue cycle (F_READY) if the warp can issue (used, state 0), else INF
 P_PC = 1  # instruction index of its next instruction (block_start[F_BLK] + F_OFF)
 P_AGE = 2  # F_AGE
