@@ -18,7 +18,7 @@ import numpy as np
 from .._jit import jit
 from . import dwf as _dwf
 from . import hws as _hws
-from .mech._tables import helper, row_list_remove
+from .mech._tables import helper
 
 # Helpers of the cycle loop never allocate, so they are compiled without the numba runtime (the
 # core's `helper`; docs/core.md). `_simulate` allocates the state and hands it to the NRT-free `_run`.
@@ -46,7 +46,25 @@ F_CTA = 8  # tbc: owning CTA
 F_N = 9  # threads in the warp
 F_READY = 10  # cached earliest issue cycle of its next instruction (F_NB and operands)
 F_CS = 11  # tbc: the owning CTA's residency slot (sm * cta_lim + CTA slot)
-F_NF = 12
+F_SM = 12  # the SM owning this record (records are allocated per SM; fixed)
+F_PIDX = 13  # position in the SM's pool view pl (dwf: pool order, -1 when not in the pool; tbc: fixed)
+F_CPC = 14  # dwf majority: the PC this warp's threads are counted at in pl[sm, P_CNT] (-1: not counted)
+F_CN = 15  # dwf majority: how many threads it counts there
+F_NROW = 16  # threads in the row cache wsl[w, W:W + F_NROW] (see `_ready`)
+F_MASK = 17  # occupied slots (bit s), as of the last `_ready`
+F_BASE = 18  # tbc: the first warp record of the owning CTA (no divisions at a block end)
+F_NF = 19
+
+# The SM's pool view pl[sm, P_*, j], kept in step with wf by `_sync`: the schedulers, the merge search
+# and the next-event scan read these contiguous rows instead of chasing pool[sm, j] into wf (an
+# SM's pool holds tens of warps on divergent code, ~40 on the bench trace, scanned several times
+# per issue). Column j is the pool position under dwf (pool order = age order) and the warp slot
+# under tbc.
+P_RDY = 0  # earliest issue cycle (F_READY) if the warp can issue (used, state 0), else INF
+P_PC = 1  # instruction index of its next instruction (block_start[F_BLK] + F_OFF)
+P_AGE = 2  # F_AGE
+P_CNT = 3  # indexed by PC, not by j: threads of the SM's state-0 warps at that PC (majority policy)
+P_NF = 4
 
 # counters (g[G_*]); the wrapper maps them onto Stats
 G_CYCLES = 0
@@ -67,7 +85,8 @@ G_EV_OVERFLOW = 14
 G_AGE = 15
 G_ID = 16
 G_NREL = 17  # CTAs queued in the release list
-G_N = 18
+G_EXITS = 18  # threads exited so far (an SM looks for finished CTAs only after exits or a dispatch)
+G_N = 19
 
 ERR_DEADLOCK = 1
 ERR_NO_PROGRESS = 2
@@ -92,20 +111,103 @@ def _row(t, tpc, cslot):
 
 
 @helper
-def _ready(wf, wsl, w, W, reg_ready, tpc, cslot, block_start, src_reg):
+def _sync(wf, pl, w, block_start):
+    """Copy warp ``w``'s scheduling fields into its SM's pool view (after any change to its PC,
+    thread count, state, READY or use), and move its threads in the majority counts."""
+    j = wf[w, F_PIDX]
+    if j < 0:
+        return  # not in a pool (yet): `_pool_add` syncs it
+    sm = wf[w, F_SM]
+    pc = block_start[wf[w, F_BLK]] + wf[w, F_OFF]
+    live = wf[w, F_USED] != 0 and wf[w, F_STATE] == 0
+    pl[sm, P_RDY, j] = wf[w, F_READY] if live else INF
+    pl[sm, P_PC, j] = pc
+    pl[sm, P_AGE, j] = wf[w, F_AGE]
+    cpc = wf[w, F_CPC]
+    if cpc >= 0:
+        pl[sm, P_CNT, cpc] -= wf[w, F_CN]
+    if live:
+        wf[w, F_CPC] = pc
+        wf[w, F_CN] = wf[w, F_N]
+        pl[sm, P_CNT, pc] += wf[w, F_N]
+    else:
+        wf[w, F_CPC] = -1
+
+
+@helper
+def _pool_add(wf, pool, pool_n, pl, sm, w, block_start):
+    """Append warp ``w`` (the youngest) to the pool of ``sm``."""
+    j = pool_n[sm]
+    pool[sm, j] = w
+    pool_n[sm] = j + 1
+    wf[w, F_PIDX] = j
+    _sync(wf, pl, w, block_start)
+
+
+@helper
+def _pool_remove(wf, pool, pool_n, pl, sm, w):
+    """Remove warp ``w`` from the pool of ``sm``, keeping the age order of the others."""
+    cpc = wf[w, F_CPC]
+    if cpc >= 0:
+        pl[sm, P_CNT, cpc] -= wf[w, F_CN]
+        wf[w, F_CPC] = -1
+    n = pool_n[sm]
+    for q in range(wf[w, F_PIDX], n - 1):
+        v = pool[sm, q + 1]
+        pool[sm, q] = v
+        wf[v, F_PIDX] = q
+        pl[sm, P_RDY, q] = pl[sm, P_RDY, q + 1]
+        pl[sm, P_PC, q] = pl[sm, P_PC, q + 1]
+        pl[sm, P_AGE, q] = pl[sm, P_AGE, q + 1]
+    pool_n[sm] = n - 1
+    wf[w, F_PIDX] = -1
+
+
+@helper
+def _ready(wf, wsl, w, W, reg_ready, tpc, cslot, block_start, src_reg, pl):
+    """Warp ``w`` has a new slot array or PC: refresh its row cache and its READY.
+
+    Row cache: ``wsl[w, W:W + F_NROW]`` lists the scoreboard rows of the warp's threads (slot
+    order) and F_MASK its occupied slots, so that issuing and the in-block READY update
+    (`_ready_rows`, the common case) touch only its threads, not every slot. Every change of a
+    warp's slots is followed by this call (or by `_rows` for a warp that waits at a barrier).
+    """
+    _rows(wf, wsl, w, W, tpc, cslot)
+    _ready_rows(wf, wsl, w, W, reg_ready, block_start, src_reg, pl)
+
+
+@helper
+def _rows(wf, wsl, w, W, tpc, cslot):
+    """Rebuild warp ``w``'s row cache and F_MASK from its slots (see `_ready`)."""
+    n = 0
+    mask = np.int64(0)
+    for s in range(W):
+        t = wsl[w, s]
+        if t >= 0:
+            wsl[w, W + n] = _row(t, tpc, cslot)
+            mask |= np.int64(1) << s
+            n += 1
+    wf[w, F_NROW] = n
+    wf[w, F_MASK] = mask
+
+
+@helper
+def _ready_rows(wf, wsl, w, W, reg_ready, block_start, src_reg, pl):
+    """READY of warp ``w``'s next instruction (not before F_NB, operands of all its threads) from
+    its row cache (valid: its slots did not change since the last `_ready`)."""
     instr = block_start[wf[w, F_BLK]] + wf[w, F_OFF]
     t_ready = wf[w, F_NB]
+    n = wf[w, F_NROW]
     for j in range(3):
         r = src_reg[instr, j]
         if r < 0:
             continue
-        for s in range(W):
-            t = wsl[w, s]
-            if t >= 0:
-                rr = reg_ready[r, _row(t, tpc, cslot)]
-                if rr > t_ready:
-                    t_ready = rr
+        for k in range(W, W + n):
+            rr = reg_ready[r, wsl[w, k]]
+            if rr > t_ready:
+                t_ready = rr
     wf[w, F_READY] = t_ready
+    _sync(wf, pl, w, block_start)
 
 
 @helper
@@ -125,20 +227,23 @@ def _new_warp(wf, wsl, w, g, blk, nb, cta):
 
 
 @helper
-def _quarters(wsl, w, W, sw):
-    n_q = (W + sw - 1) // sw
+def _quarters(mask, W, sw, n_q):
+    """Quarters (issue sub-groups of ``sw`` slots, ``n_q`` of them) holding a thread, from an
+    occupied-slot mask."""
+    if sw >= W:
+        return 1 if mask != 0 else 0
+    lanes = (np.int64(1) << sw) - 1
     q_act = 0
     for q in range(n_q):
-        for s in range(q * sw, min(W, (q + 1) * sw)):
-            if wsl[w, s] >= 0:
-                q_act += 1
-                break
+        if (mask >> (q * sw)) & lanes:
+            q_act += 1
     return q_act
 
 
 @helper
-def _step(wf, wsl, w, W, pos, path, succ_ptr, succ_idx, g, now):
-    """Every thread of warp ``w`` finished its block: advance its path cursor (checking the edge)."""
+def _step(wf, wsl, w, W, pos, path, succ_ptr, succ_idx, g, now, nxt):
+    """Every thread of warp ``w`` finished its block: advance its path cursor (checking the edge).
+    ``nxt[s]`` receives the next block of the thread in slot ``s`` (one read of its path)."""
     b = wf[w, F_BLK]
     for s in range(W):
         t = wsl[w, s]
@@ -146,6 +251,7 @@ def _step(wf, wsl, w, W, pos, path, succ_ptr, succ_idx, g, now):
             continue
         pos[t] += 1
         n = path[pos[t]]
+        nxt[s] = n
         ok = False
         for e in range(succ_ptr[b], succ_ptr[b + 1]):
             if succ_idx[e] == n:
@@ -166,6 +272,7 @@ def _exit_thread(t, tpc, cta_live, cta_arr, rel, g):
     """Thread ``t`` exits; queue its CTA if that completes a bar.sync its other threads wait at."""
     cta = t // tpc
     cta_live[cta] -= 1
+    g[G_EXITS] += 1
     if cta_arr[cta] > 0 and cta_arr[cta] == cta_live[cta]:
         for i in range(g[G_NREL]):
             if rel[i] == cta:
@@ -204,43 +311,60 @@ def _release_warp(wf, free, free_n, sm, w):
 
 @helper
 def _place(enhanced, sm, male, s, now, exclude, wf, wsl, pool, pool_n, W, sw, out, g, reg_ready, tpc, cslot,
-           block_start, src_reg):
+           block_start, src_reg, pl):
     """Merge the male group into the forming warps at (s, 0), oldest first; returns threads left."""
     left = 0
+    mmask = np.int64(0)  # the male's occupied slots; a forming warp's are F_MASK (valid: see `_ready`)
     for slot in range(W):
         if male[slot] >= 0:
             left += 1
+            mmask |= np.int64(1) << slot
     any_forming = False
+    pc = block_start[s]  # (s, 0); blocks other than the exit are never empty
     for j in range(pool_n[sm]):
+        # forming: at (s, 0) and not at a barrier (P_RDY < INF); the pool view is current for all
+        # warps but ``exclude`` (the dissolving warp), which is not a candidate anyway
+        if pl[sm, P_PC, j] != pc or pl[sm, P_RDY, j] >= INF:
+            continue
         f = pool[sm, j]
-        if f == exclude or wf[f, F_BLK] != s or wf[f, F_OFF] != 0 or wf[f, F_STATE] != 0:
+        if f == exclude:
             continue
         any_forming = True
+        fmask = wf[f, F_MASK]
         if enhanced:
             # seed 003 Appendix B: the whole male fits when every conflict finds a hole of its lane
-            ok, n_conf, n_moved = _merge_into(male, wsl[f], out, sw, True)
-            if ok:
+            if mmask & fmask == 0:  # no conflict: the union (what `_merge_into` returns then)
+                ok = True
                 for slot in range(W):
-                    wsl[f, slot] = out[slot]
+                    if male[slot] >= 0:
+                        wsl[f, slot] = male[slot]
+            else:
+                ok, n_conf, n_moved = _merge_into(male, wsl[f], out, sw, True)
+                if ok:
+                    for slot in range(W):
+                        wsl[f, slot] = out[slot]
+            if ok:
                 wf[f, F_N] += left
                 if now + 1 > wf[f, F_NB]:
                     wf[f, F_NB] = now + 1
-                _ready(wf, wsl, f, W, reg_ready, tpc, cslot, block_start, src_reg)
+                _ready(wf, wsl, f, W, reg_ready, tpc, cslot, block_start, src_reg, pl)
                 g[G_MERGES] += 1
                 return 0
         # DWF (Fung et al. 2007, lane-aware): a thread joins if its own slot is free there
         joined = 0
-        for slot in range(W):
-            if male[slot] >= 0 and wsl[f, slot] < 0:
-                wsl[f, slot] = male[slot]
-                male[slot] = HOLE
-                joined += 1
+        if mmask & ~fmask != 0:  # else every male thread's slot is taken: nothing to scan
+            for slot in range(W):
+                if male[slot] >= 0 and wsl[f, slot] < 0:
+                    wsl[f, slot] = male[slot]
+                    male[slot] = HOLE
+                    mmask &= ~(np.int64(1) << slot)
+                    joined += 1
         if joined > 0:
             wf[f, F_N] += joined
             left -= joined
             if now + 1 > wf[f, F_NB]:
                 wf[f, F_NB] = now + 1
-            _ready(wf, wsl, f, W, reg_ready, tpc, cslot, block_start, src_reg)
+            _ready(wf, wsl, f, W, reg_ready, tpc, cslot, block_start, src_reg, pl)
             g[G_MERGES] += 1
         if left == 0:
             return 0
@@ -251,9 +375,9 @@ def _place(enhanced, sm, male, s, now, exclude, wf, wsl, pool, pool_n, W, sw, ou
 
 @helper
 def _dwf_finish(enhanced, hws, sm, w, now, wf, wsl, pool, pool_n, free, free_n, W, sw, pos, path, succ_ptr,
-                succ_idx, exit_b, tpc, cta_live, cta_arr, rel, orig, male, out, sq, counts, order, g, reg_ready, cslot,
-                block_start, src_reg):
-    err = _step(wf, wsl, w, W, pos, path, succ_ptr, succ_idx, g, now)
+                succ_idx, exit_b, tpc, cta_live, cta_arr, rel, orig, male, out, sq, counts, order, nxt, g, reg_ready,
+                cslot, block_start, src_reg, pl):
+    err = _step(wf, wsl, w, W, pos, path, succ_ptr, succ_idx, g, now, nxt)
     if err:
         return err
     b = wf[w, F_BLK]
@@ -268,7 +392,7 @@ def _dwf_finish(enhanced, hws, sm, w, now, wf, wsl, pool, pool_n, free, free_n, 
         n = 0
         for slot in range(W):
             t = orig[slot]
-            if t >= 0 and path[pos[t]] == s:
+            if t >= 0 and nxt[slot] == s:
                 male[slot] = t
                 n += 1
             else:
@@ -286,7 +410,7 @@ def _dwf_finish(enhanced, hws, sm, w, now, wf, wsl, pool, pool_n, free, free_n, 
             for slot in range(W):
                 male[slot] = sq[slot]
         left = _place(enhanced, sm, male, s, now, w, wf, wsl, pool, pool_n, W, sw, out, g, reg_ready, tpc, cslot,
-                      block_start, src_reg)
+                      block_start, src_reg, pl)
         if left == 0:
             continue
         if keep:
@@ -295,23 +419,28 @@ def _dwf_finish(enhanced, hws, sm, w, now, wf, wsl, pool, pool_n, free, free_n, 
             wf[w, F_OFF] = 0
             wf[w, F_NB] = now + 1
             keep = False
+            if left == wf[w, F_N] and not hws:
+                # the whole warp goes on together (no thread exited, left or merged): same slots,
+                # so its row cache stays valid
+                _ready_rows(wf, wsl, w, W, reg_ready, block_start, src_reg, pl)
+                continue
         else:
             nw = _alloc(wf, free, free_n, sm)
             _new_warp(wf, wsl, nw, g, s, now + 1, -1)
-            pool[sm, pool_n[sm]] = nw
-            pool_n[sm] += 1
+            _pool_add(wf, pool, pool_n, pl, sm, nw, block_start)
         for slot in range(W):
             wsl[nw, slot] = male[slot]
         wf[nw, F_N] = left
-        _ready(wf, wsl, nw, W, reg_ready, tpc, cslot, block_start, src_reg)
+        _ready(wf, wsl, nw, W, reg_ready, tpc, cslot, block_start, src_reg, pl)
     if keep:
-        row_list_remove(pool, pool_n, sm, w)
+        _pool_remove(wf, pool, pool_n, pl, sm, w)
         _release_warp(wf, free, free_n, sm, w)
     return 0
 
 
 @helper
-def _dwf_barrier(sm, w, now, wf, wsl, pool, pool_n, free, free_n, W, tpc, cta_arr, tmp, ctas, g):
+def _dwf_barrier(sm, w, now, wf, wsl, pool, pool_n, free, free_n, W, tpc, cta_arr, tmp, ctas, g, pl,
+                 block_start, cslot):
     """bar.sync keeps its per-CTA meaning: a warp that mixes CTAs waits as one warp per CTA.
 
     Writes the CTAs found (ascending) to ``ctas``; returns how many.
@@ -333,8 +462,7 @@ def _dwf_barrier(sm, w, now, wf, wsl, pool, pool_n, free, free_n, W, tpc, cta_ar
             part = _alloc(wf, free, free_n, sm)
             _new_warp(wf, wsl, part, g, wf[w, F_BLK], wf[w, F_NB], -1)
             wf[part, F_OFF] = wf[w, F_OFF]
-            pool[sm, pool_n[sm]] = part
-            pool_n[sm] += 1
+            _pool_add(wf, pool, pool_n, pl, sm, part, block_start)
         ctas[n_ctas] = cta
         n_ctas += 1
         n = 0
@@ -347,9 +475,11 @@ def _dwf_barrier(sm, w, now, wf, wsl, pool, pool_n, free, free_n, W, tpc, cta_ar
             else:
                 wsl[part, slot] = HOLE
         wf[part, F_N] = n
+        _rows(wf, wsl, part, W, tpc, cslot)  # its slots changed: a released part may go on whole
         wf[part, F_STATE] = 1
         wf[part, F_BART] = now
         wf[part, F_CTA] = cta
+        _sync(wf, pl, part, block_start)
         cta_arr[cta] += n
     return n_ctas
 
@@ -358,14 +488,16 @@ def _dwf_barrier(sm, w, now, wf, wsl, pool, pool_n, free, free_n, W, tpc, cta_ar
 # tbc: one reconvergence stack per CTA
 # ------------------------------------------------------------------------------------------------
 @helper
-def _tbc_clear(wf, base, wpc):
+def _tbc_clear(wf, base, wpc, pl):
     for i in range(wpc):
-        wf[base + i, F_USED] = 0
+        w = base + i
+        wf[w, F_USED] = 0
+        pl[wf[w, F_SM], P_RDY, wf[w, F_PIDX]] = INF
 
 
 @helper
 def _tbc_activate(cs, base, cta, nb, wf, wsl, depth, ent_pc, ent_rpc, ent_nw, lay, wpc, W, pos, path, exit_b, g,
-                  reg_ready, tpc, cslot, block_start, src_reg):
+                  reg_ready, tpc, cslot, block_start, src_reg, pl):
     """Start or resume the top entry with its layout (minus exited threads); pop finished entries."""
     while depth[cs] > 0:
         d = depth[cs] - 1
@@ -384,7 +516,8 @@ def _tbc_activate(cs, base, cta, nb, wf, wsl, depth, ent_pc, ent_rpc, ent_nw, la
                     _new_warp(wf, wsl, base + i, g, ent_pc[cs, d], nb, cta)
                     wf[base + i, F_N] = n
                     wf[base + i, F_CS] = cs
-                    _ready(wf, wsl, base + i, W, reg_ready, tpc, cslot, block_start, src_reg)
+                    wf[base + i, F_BASE] = base
+                    _ready(wf, wsl, base + i, W, reg_ready, tpc, cslot, block_start, src_reg, pl)
                     i += 1
             if i > 0:
                 return
@@ -393,34 +526,34 @@ def _tbc_activate(cs, base, cta, nb, wf, wsl, depth, ent_pc, ent_rpc, ent_nw, la
 
 @helper
 def _tbc_check_done(cs, base, cta, now, wf, wsl, depth, ent_pc, ent_rpc, ent_nw, lay, wpc, W, pos, path, exit_b,
-                    g, reg_ready, tpc, cslot, block_start, src_reg):
+                    g, reg_ready, tpc, cslot, block_start, src_reg, pl):
     for i in range(wpc):
         w = base + i
         if wf[w, F_USED] and wf[w, F_N] > 0 and wf[w, F_STATE] != 3:
             return
-    _tbc_clear(wf, base, wpc)
+    _tbc_clear(wf, base, wpc, pl)
     depth[cs] -= 1
     _tbc_activate(cs, base, cta, now + 1, wf, wsl, depth, ent_pc, ent_rpc, ent_nw, lay, wpc, W, pos, path, exit_b,
-                  g, reg_ready, tpc, cslot, block_start, src_reg)
+                  g, reg_ready, tpc, cslot, block_start, src_reg, pl)
 
 
 @helper
 def _tbc_finish(w, now, wf, wsl, W, wpc, pos, path, succ_ptr, succ_idx, exit_b, ipdom, tpc, cta_live, cta_arr, rel,
                 depth, ent_pc,
-                ent_rpc, ent_nw, lay, cnt, g, reg_ready, cslot, block_start, src_reg, WS):
-    err = _step(wf, wsl, w, W, pos, path, succ_ptr, succ_idx, g, now)
+                ent_rpc, ent_nw, lay, cnt, nxt, g, reg_ready, cslot, block_start, src_reg, pl, WS):
+    err = _step(wf, wsl, w, W, pos, path, succ_ptr, succ_idx, g, now, nxt)
     if err:
         return err
     b = wf[w, F_BLK]
     for s in range(W):
         t = wsl[w, s]
-        if t >= 0 and path[pos[t]] == exit_b:
+        if t >= 0 and nxt[s] == exit_b:
             _exit_thread(t, tpc, cta_live, cta_arr, rel, g)
             wsl[w, s] = HOLE
             wf[w, F_N] -= 1
     cta = wf[w, F_CTA]
     cs = wf[w, F_CS]
-    base = (w // WS) * WS + (cs % (WS // wpc)) * wpc
+    base = wf[w, F_BASE]
     top = depth[cs] - 1
     lo = succ_ptr[b]
     n_targets = 0
@@ -431,28 +564,31 @@ def _tbc_finish(w, now, wf, wsl, W, wpc, pos, path, succ_ptr, succ_idx, exit_b, 
         wf[w, F_STATE] = 2  # TBC: the whole entry synchronises at a potentially divergent branch
         if wf[w, F_N] == 0:
             wf[w, F_USED] = 0
+        _sync(wf, pl, w, block_start)
         return _tbc_resolve(cs, base, cta, b, now, wf, wsl, W, wpc, pos, path, succ_ptr, succ_idx, exit_b, ipdom,
-                            depth, ent_pc, ent_rpc, ent_nw, lay, cnt, g, reg_ready, tpc, cslot, block_start, src_reg)
+                            depth, ent_pc, ent_rpc, ent_nw, lay, cnt, g, reg_ready, tpc, cslot, block_start, src_reg, pl)
     s = succ_idx[lo]
     if wf[w, F_N] == 0:
         wf[w, F_USED] = 0
+        _sync(wf, pl, w, block_start)
     elif s == ent_rpc[cs, top]:
         wf[w, F_BLK] = s
         wf[w, F_OFF] = 0
         wf[w, F_STATE] = 3
+        _sync(wf, pl, w, block_start)
     else:
         wf[w, F_BLK] = s
         wf[w, F_OFF] = 0
         wf[w, F_NB] = now + 1
-        _ready(wf, wsl, w, W, reg_ready, tpc, cslot, block_start, src_reg)
+        _ready(wf, wsl, w, W, reg_ready, tpc, cslot, block_start, src_reg, pl)
     _tbc_check_done(cs, base, cta, now, wf, wsl, depth, ent_pc, ent_rpc, ent_nw, lay, wpc, W, pos, path, exit_b, g,
-                    reg_ready, tpc, cslot, block_start, src_reg)
+                    reg_ready, tpc, cslot, block_start, src_reg, pl)
     return 0
 
 
 @helper
 def _tbc_resolve(cs, base, cta, b, now, wf, wsl, W, wpc, pos, path, succ_ptr, succ_idx, exit_b, ipdom, depth, ent_pc,
-                 ent_rpc, ent_nw, lay, cnt, g, reg_ready, tpc, cslot, block_start, src_reg):
+                 ent_rpc, ent_nw, lay, cnt, g, reg_ready, tpc, cslot, block_start, src_reg, pl):
     """Once every warp of the top entry waits at the branch: go on together, or compact per target."""
     for i in range(wpc):
         w = base + i
@@ -487,18 +623,20 @@ def _tbc_resolve(cs, base, cta, b, now, wf, wsl, W, wpc, pos, path, succ_ptr, su
                 continue
             if wf[w, F_N] == 0:
                 wf[w, F_USED] = 0
+                _sync(wf, pl, w, block_start)
             elif only == ent_rpc[cs, top]:
                 wf[w, F_BLK] = only
                 wf[w, F_OFF] = 0
                 wf[w, F_STATE] = 3
+                _sync(wf, pl, w, block_start)
             else:
                 wf[w, F_BLK] = only
                 wf[w, F_OFF] = 0
                 wf[w, F_STATE] = 0
                 wf[w, F_NB] = now + 1
-                _ready(wf, wsl, w, W, reg_ready, tpc, cslot, block_start, src_reg)
+                _ready(wf, wsl, w, W, reg_ready, tpc, cslot, block_start, src_reg, pl)
         _tbc_check_done(cs, base, cta, now, wf, wsl, depth, ent_pc, ent_rpc, ent_nw, lay, wpc, W, pos, path, exit_b,
-                        g, reg_ready, tpc, cslot, block_start, src_reg)
+                        g, reg_ready, tpc, cslot, block_start, src_reg, pl)
         return 0
     r = ipdom[b]
     if r == ent_rpc[cs, top]:
@@ -576,9 +714,9 @@ def _tbc_resolve(cs, base, cta, b, now, wf, wsl, W, wpc, pos, path, succ_ptr, su
         depth[cs] = d + 1
     if depth[cs] > g[G_MAX_STACK]:
         g[G_MAX_STACK] = depth[cs]
-    _tbc_clear(wf, base, wpc)
+    _tbc_clear(wf, base, wpc, pl)
     _tbc_activate(cs, base, cta, now + 1, wf, wsl, depth, ent_pc, ent_rpc, ent_nw, lay, wpc, W, pos, path, exit_b, g,
-                  reg_ready, tpc, cslot, block_start, src_reg)
+                  reg_ready, tpc, cslot, block_start, src_reg, pl)
     return 0
 
 
@@ -588,21 +726,21 @@ def _tbc_resolve(cs, base, cta, b, now, wf, wsl, W, wpc, pos, path, succ_ptr, su
 @helper
 def _finish(mech, hws, sm, w, now, wf, wsl, pool, pool_n, free, free_n, W, sw, wpc, WS, pos, path, succ_ptr,
             succ_idx, exit_b, ipdom, tpc, cta_live, cta_arr, depth, ent_pc, ent_rpc, ent_nw, lay, scr, sq_i, g, reg_ready,
-            cslot, block_start, src_reg):
+            cslot, block_start, src_reg, pl):
     if mech == TBC:
         return _tbc_finish(w, now, wf, wsl, W, wpc, pos, path, succ_ptr, succ_idx, exit_b, ipdom, tpc, cta_live,
-                           cta_arr, sq_i[3], depth, ent_pc, ent_rpc, ent_nw, lay, scr[0], g, reg_ready, cslot, block_start, src_reg, WS)
+                           cta_arr, sq_i[3], depth, ent_pc, ent_rpc, ent_nw, lay, scr[0], scr[4], g, reg_ready, cslot, block_start, src_reg, pl, WS)
     # one quarter (simd_width >= warp_size) leaves no other position in a lane: en-DWF is DWF there
     enhanced = (mech == EN_DWF) & (sw < W)
     return _dwf_finish(enhanced, hws, sm, w, now, wf, wsl, pool, pool_n, free, free_n, W, sw, pos, path,
-                       succ_ptr, succ_idx, exit_b, tpc, cta_live, cta_arr, sq_i[3], scr[0], scr[1], scr[2], scr[3], sq_i[0], sq_i[1], g,
-                       reg_ready, cslot, block_start, src_reg)
+                       succ_ptr, succ_idx, exit_b, tpc, cta_live, cta_arr, sq_i[3], scr[0], scr[1], scr[2], scr[3], sq_i[0], sq_i[1], scr[4], g,
+                       reg_ready, cslot, block_start, src_reg, pl)
 
 
 @helper
 def _release(mech, hws, sm, cta, now, wf, wsl, pool, pool_n, free, free_n, W, sw, wpc, WS, pos, path, succ_ptr,
              succ_idx, exit_b, ipdom, tpc, cta_live, cta_arr, depth, ent_pc, ent_rpc, ent_nw, lay, scr, sq_i, g,
-             reg_ready, cslot, block_start, src_reg):
+             reg_ready, cslot, block_start, src_reg, pl):
     """bar.sync: once every live thread of the CTA has arrived, its waiting warps move on (oldest first)."""
     NW = wf.shape[0] // (pool.shape[0])
     while cta_arr[cta] > 0 and cta_arr[cta] == cta_live[cta]:
@@ -621,19 +759,20 @@ def _release(mech, hws, sm, cta, now, wf, wsl, pool, pool_n, free, free_n, W, sw
             wf[best, F_NB] = now + 1
             err = _finish(mech, hws, sm, best, now, wf, wsl, pool, pool_n, free, free_n, W, sw, wpc, WS, pos, path,
                           succ_ptr, succ_idx, exit_b, ipdom, tpc, cta_live, cta_arr, depth, ent_pc, ent_rpc, ent_nw, lay, scr,
-                          sq_i, g, reg_ready, cslot, block_start, src_reg)
+                          sq_i, g, reg_ready, cslot, block_start, src_reg, pl)
             if err:
                 return err
     return 0
 
 
 @helper
-def _issue(mech, hws, sm, w, now, wf, wsl, pool, pool_n, free, free_n, W, sw, n_q, wpc, WS, pos, path, succ_ptr,
-           succ_idx, exit_b, ipdom, tpc, cta_live, cta_arr, depth, ent_pc, ent_rpc, ent_nw, lay, scr, sq_i, g,
-           reg_ready, cslot, block_start, src_reg, op_class, dst_reg, lat, has_bar, occ_hist, q_hist, ev):
-    """Issue warp ``w``'s next instruction; returns its SIMD occupancy in cycles (or -error)."""
+def _issue(hws, w, now, wf, wsl, W, sw, n_q, g, reg_ready, cslot, block_start, op_class, dst_reg, lat, occ_hist,
+           q_hist, ev):
+    """Issue warp ``w``'s next instruction (statistics, events, its destination register); returns
+    its SIMD occupancy in cycles. The caller moves the warp on (`_ready` or `_block_end`): the
+    common case, an instruction inside a block, then needs no helper with the whole state."""
     active = wf[w, F_N]
-    q_act = _quarters(wsl, w, W, sw)
+    q_act = _quarters(wf[w, F_MASK], W, sw, n_q)
     width = q_act if hws else n_q  # seed 003 §4.2: only the active quarter-warps go down the pipe
     b = wf[w, F_BLK]
     off = wf[w, F_OFF]
@@ -665,60 +804,64 @@ def _issue(mech, hws, sm, w, now, wf, wsl, pool, pool_n, free, free_n, W, sw, n_
     latency = lat[op_class[instr]]
     r = dst_reg[instr]
     if r >= 0:
-        for s in range(W):
-            t = wsl[w, s]
-            if t >= 0:
-                reg_ready[r, _row(t, tpc, cslot)] = now + latency
+        for k in range(W, W + wf[w, F_NROW]):  # the row cache (see `_ready`)
+            reg_ready[r, wsl[w, k]] = now + latency
     done_t = now + (latency if latency > width else width)
     if done_t > g[G_CYCLES]:
         g[G_CYCLES] = done_t
     wf[w, F_NB] = now + 1
-    if off + 1 < block_start[b + 1] - block_start[b]:
-        wf[w, F_OFF] = off + 1
-        _ready(wf, wsl, w, W, reg_ready, tpc, cslot, block_start, src_reg)
-        return width
+    return width
+
+
+@helper
+def _block_end(mech, hws, sm, w, now, wf, wsl, pool, pool_n, free, free_n, W, sw, wpc, WS, pos, path, succ_ptr,
+               succ_idx, exit_b, ipdom, tpc, cta_live, cta_arr, depth, ent_pc, ent_rpc, ent_nw, lay, scr, sq_i, g,
+               reg_ready, cslot, block_start, src_reg, pl, has_bar):
+    """Warp ``w`` issued the last instruction of its block: barrier, or regroup at the successors
+    (then release the barriers that exits completed). Returns an error code (0: none)."""
+    b = wf[w, F_BLK]
     if has_bar[b]:
         if mech == TBC:
             cta = wf[w, F_CTA]
             wf[w, F_STATE] = 1
             wf[w, F_BART] = now
-            cta_arr[cta] += active
+            _sync(wf, pl, w, block_start)
+            cta_arr[cta] += wf[w, F_N]
             err = _release(mech, hws, sm, cta, now, wf, wsl, pool, pool_n, free, free_n, W, sw, wpc, WS, pos, path,
                            succ_ptr, succ_idx, exit_b, ipdom, tpc, cta_live, cta_arr, depth, ent_pc, ent_rpc, ent_nw,
-                           lay, scr, sq_i, g, reg_ready, cslot, block_start, src_reg)
+                           lay, scr, sq_i, g, reg_ready, cslot, block_start, src_reg, pl)
         else:
             ctas = sq_i[2]
-            n_c = _dwf_barrier(sm, w, now, wf, wsl, pool, pool_n, free, free_n, W, tpc, cta_arr, scr[0], ctas, g)
+            n_c = _dwf_barrier(sm, w, now, wf, wsl, pool, pool_n, free, free_n, W, tpc, cta_arr, scr[0], ctas, g, pl,
+                               block_start, cslot)
             err = 0
             for ci in range(n_c):  # release in CTA order
                 cta = ctas[ci]
                 if cta_arr[cta] > 0 and cta_arr[cta] == cta_live[cta]:
                     err = _release(mech, hws, sm, cta, now, wf, wsl, pool, pool_n, free, free_n, W, sw, wpc, WS, pos,
                                    path, succ_ptr, succ_idx, exit_b, ipdom, tpc, cta_live, cta_arr, depth, ent_pc,
-                                   ent_rpc, ent_nw, lay, scr, sq_i, g, reg_ready, cslot, block_start, src_reg)
+                                   ent_rpc, ent_nw, lay, scr, sq_i, g, reg_ready, cslot, block_start, src_reg, pl)
                     if err:
                         break
-        if err:
-            return -err
-        err = _drain(mech, hws, sm, now, wf, wsl, pool, pool_n, free, free_n, W, sw, wpc, WS, pos, path, succ_ptr,
-                     succ_idx, exit_b, ipdom, tpc, cta_live, cta_arr, depth, ent_pc, ent_rpc, ent_nw, lay, scr, sq_i,
-                     g, reg_ready, cslot, block_start, src_reg)
-        return -err if err else width
-    err = _finish(mech, hws, sm, w, now, wf, wsl, pool, pool_n, free, free_n, W, sw, wpc, WS, pos, path, succ_ptr,
-                  succ_idx, exit_b, ipdom, tpc, cta_live, cta_arr, depth, ent_pc, ent_rpc, ent_nw, lay, scr, sq_i, g, reg_ready,
-                  cslot, block_start, src_reg)
-    if err:
-        return -err
-    err = _drain(mech, hws, sm, now, wf, wsl, pool, pool_n, free, free_n, W, sw, wpc, WS, pos, path, succ_ptr,
-                 succ_idx, exit_b, ipdom, tpc, cta_live, cta_arr, depth, ent_pc, ent_rpc, ent_nw, lay, scr, sq_i, g,
-                 reg_ready, cslot, block_start, src_reg)
-    return -err if err else width
+    elif mech == TBC:  # as `_finish`, one whole-state call less
+        err = _tbc_finish(w, now, wf, wsl, W, wpc, pos, path, succ_ptr, succ_idx, exit_b, ipdom, tpc, cta_live,
+                          cta_arr, sq_i[3], depth, ent_pc, ent_rpc, ent_nw, lay, scr[0], scr[4], g, reg_ready, cslot,
+                          block_start, src_reg, pl, WS)
+    else:
+        err = _dwf_finish((mech == EN_DWF) & (sw < W), hws, sm, w, now, wf, wsl, pool, pool_n, free, free_n, W, sw,
+                          pos, path, succ_ptr, succ_idx, exit_b, tpc, cta_live, cta_arr, sq_i[3], scr[0], scr[1],
+                          scr[2], scr[3], sq_i[0], sq_i[1], scr[4], g, reg_ready, cslot, block_start, src_reg, pl)
+    if err or g[G_NREL] == 0:
+        return err
+    return _drain(mech, hws, sm, now, wf, wsl, pool, pool_n, free, free_n, W, sw, wpc, WS, pos, path, succ_ptr,
+                  succ_idx, exit_b, ipdom, tpc, cta_live, cta_arr, depth, ent_pc, ent_rpc, ent_nw, lay, scr, sq_i, g,
+                  reg_ready, cslot, block_start, src_reg, pl)
 
 
 @helper
 def _drain(mech, hws, sm, now, wf, wsl, pool, pool_n, free, free_n, W, sw, wpc, WS, pos, path, succ_ptr, succ_idx,
            exit_b, ipdom, tpc, cta_live, cta_arr, depth, ent_pc, ent_rpc, ent_nw, lay, scr, sq_i, g, reg_ready, cslot,
-           block_start, src_reg):
+           block_start, src_reg, pl):
     """Release the barriers that exits completed, first queued first (releases may queue more)."""
     rel = sq_i[3]
     while g[G_NREL] > 0:
@@ -728,7 +871,7 @@ def _drain(mech, hws, sm, now, wf, wsl, pool, pool_n, free, free_n, W, sw, wpc, 
         g[G_NREL] -= 1
         err = _release(mech, hws, sm, cta, now, wf, wsl, pool, pool_n, free, free_n, W, sw, wpc, WS, pos, path,
                        succ_ptr, succ_idx, exit_b, ipdom, tpc, cta_live, cta_arr, depth, ent_pc, ent_rpc, ent_nw, lay,
-                       scr, sq_i, g, reg_ready, cslot, block_start, src_reg)
+                       scr, sq_i, g, reg_ready, cslot, block_start, src_reg, pl)
         if err:
             return err
     return 0
@@ -743,106 +886,117 @@ def _simd_idle(simd_free, sm, n_sched, now):
 
 
 @helper
-def _pick_dwf(majority, gto, sm, now, wf, pool, pool_n, last_age, cnt, block_start):
+def _pick_dwf(majority, gto, sm, now, wf, pool, pool_n, last_age, pl):
     """dwf scheduling: ``majority`` (the PC with most threads first), ``gto`` (the last warp while
-    ready, else the oldest) or ``lrr`` (by age, round robin)."""
-    best_i = -1
+    ready, else the oldest) or ``lrr`` (by age, round robin). Reads only the SM's pool view."""
+    n = pool_n[sm]
+    rdy = pl[sm, P_RDY]
+    age = pl[sm, P_AGE]
+    la = last_age[sm]
     if gto:
         first = -1
-        for j in range(pool_n[sm]):
-            w = pool[sm, j]
-            if wf[w, F_STATE] != 0 or wf[w, F_READY] > now:
+        for j in range(n):
+            if rdy[j] > now:
                 continue
-            if wf[w, F_AGE] == last_age[sm]:
-                return w
+            if age[j] == la:
+                return pool[sm, j]
             if first < 0:
-                first = w
+                first = j
         if first >= 0:
-            last_age[sm] = wf[first, F_AGE]
-        return first
+            last_age[sm] = age[first]
+            return pool[sm, first]
+        return -1
     if majority:
-        # cnt[0, pc] = threads at pc, valid when cnt[1, pc] holds this pick's stamp (no reset pass)
-        cnt[1, cnt.shape[1] - 1] += 1
-        stamp = cnt[1, cnt.shape[1] - 1]
-        for j in range(pool_n[sm]):
-            w = pool[sm, j]
-            if wf[w, F_STATE] == 0:
-                i = block_start[wf[w, F_BLK]] + wf[w, F_OFF]
-                if cnt[1, i] != stamp:
-                    cnt[1, i] = stamp
-                    cnt[0, i] = 0
-                cnt[0, i] += wf[w, F_N]
-        # one pass: the best PC among ready warps, and at that PC the first ready warp (age order)
-        # and the first one younger than the last issued (round robin)
-        best_c = -1
-        first = -1
-        after = -1
-        for j in range(pool_n[sm]):
-            w = pool[sm, j]
-            i = block_start[wf[w, F_BLK]] + wf[w, F_OFF]
-            if wf[w, F_STATE] == 0 and wf[w, F_READY] <= now:
-                c = cnt[0, i]
-                if c > best_c or (c == best_c and i < best_i):
-                    best_c = c
-                    best_i = i
-                    first = w
-                    after = w if wf[w, F_AGE] > last_age[sm] else -1
-                elif i == best_i and after < 0 and wf[w, F_AGE] > last_age[sm]:
-                    after = w
-        pick = after if after >= 0 else first
-        if pick >= 0:
-            last_age[sm] = wf[pick, F_AGE]
-        return pick
+        # Fung's majority policy as one key maximised over the ready warps, without branches (the
+        # ready test is unpredictable) so that it vectorises: most threads at the PC (kept per PC
+        # in P_CNT), ties to the lower PC, then round robin at that PC: a warp younger than the
+        # last issued first, and the first of those (pool order is age order), else the first.
+        # km (a power of two) > every PC and every pool position; the key stays below 2 km^3 (no
+        # overflow for any km up to 2^20).
+        pcs = pl[sm, P_PC]
+        cnt = pl[sm, P_CNT]
+        km = pl.shape[2]
+        if km <= 1 << 20:
+            best = -1
+            for j in range(n):
+                i = pcs[j]
+                key = ((cnt[i] * km + (km - 1 - i)) * 2 + (age[j] > la)) * km + (km - 1 - j)
+                if rdy[j] > now:
+                    key = -1
+                best = max(best, key)
+            if best < 0:
+                return -1
+            pick = km - 1 - (best & (km - 1))
+        else:  # (over a million instructions or threads per SM) the same choice in two steps
+            best = -1
+            for j in range(n):
+                i = pcs[j]
+                key = cnt[i] * km + (km - 1 - i)
+                if rdy[j] > now:
+                    key = -1
+                best = max(best, key)
+            if best < 0:
+                return -1
+            best_i = km - 1 - (best & (km - 1))
+            pick = -1
+            for j in range(n):
+                if pcs[j] == best_i and rdy[j] <= now and (pick < 0 or (age[j] > la >= age[pick])):
+                    pick = j
+        last_age[sm] = age[pick]
+        return pool[sm, pick]
     first = -1
-    for j in range(pool_n[sm]):  # pool order is age order
-        w = pool[sm, j]
-        if wf[w, F_STATE] != 0 or wf[w, F_READY] > now:
+    for j in range(n):  # pool order is age order
+        if rdy[j] > now:
             continue
         if first < 0:
-            first = w
-        if wf[w, F_AGE] > last_age[sm]:
-            last_age[sm] = wf[w, F_AGE]
-            return w
+            first = j
+        if age[j] > la:
+            last_age[sm] = age[j]
+            return pool[sm, j]
     if first >= 0:
-        last_age[sm] = wf[first, F_AGE]
-    return first
+        last_age[sm] = age[first]
+        return pool[sm, first]
+    return -1
 
 
 @helper
-def _pick_tbc(gto, sm, k, now, wf, WS, n_sched, rr, last):
-    """tbc scheduling, as the core: warp slots bound to schedulers, lrr or gto."""
-    nk = (WS - k + n_sched - 1) // n_sched
+def _pick_tbc(gto, sm, k, now, wf, WS, n_sched, rr, last, pl):
+    """tbc scheduling, as the core: warp slots bound to schedulers, lrr or gto (the SM's pool view
+    column j is warp slot j)."""
+    nk = WS if n_sched == 1 else (WS - k + n_sched - 1) // n_sched  # slots of scheduler k
+    rdy = pl[sm, P_RDY]
     if gto:
         lw = last[sm, k]
-        if lw >= 0:
-            w = sm * WS + lw
-            if wf[w, F_USED] and wf[w, F_STATE] == 0 and wf[w, F_READY] <= now:
-                return w
+        if lw >= 0 and rdy[lw] <= now:
+            return sm * WS + lw
         best = -1
         for j in range(nk):
             i = k + j * n_sched
-            w = sm * WS + i
-            if i == lw or not wf[w, F_USED] or wf[w, F_STATE] != 0 or wf[w, F_READY] > now:
+            if i == lw or rdy[i] > now:
                 continue
-            if best < 0 or wf[w, F_AGE] < wf[best, F_AGE]:
-                best = w
+            if best < 0 or pl[sm, P_AGE, i] < pl[sm, P_AGE, best]:
+                best = i
         if best >= 0:
-            last[sm, k] = best - sm * WS
-        return best
-    for jj in range(nk):
-        j = rr[sm, k] + 1 + jj
-        if j >= nk:
-            j -= nk
-        w = sm * WS + k + j * n_sched
-        if wf[w, F_USED] and wf[w, F_STATE] == 0 and wf[w, F_READY] <= now:
+            last[sm, k] = best
+            return sm * WS + best
+        return -1
+    # round robin: the first ready slot after the last one issued, wrapping around (two plain
+    # scans rather than one with a wrap test per slot)
+    start = rr[sm, k] + 1
+    for j in range(start, nk):
+        if rdy[k + j * n_sched] <= now:
             rr[sm, k] = j
-            return w
+            return sm * WS + k + j * n_sched
+    for j in range(min(start, nk)):
+        if rdy[k + j * n_sched] <= now:
+            rr[sm, k] = j
+            return sm * WS + k + j * n_sched
     return -1
 
 
 @helper
 def _dispatch(mech, sm, c, cta, now, W, wpc, WS, tpc, cta_lim, path_ptr, path, exit_b, wf, wsl, pos, cta_live, cslot,
-              reg_ready, pool, pool_n, free, free_n, depth, ent_pc, ent_rpc, ent_nw, lay, g, block_start, src_reg):
+              reg_ready, pool, pool_n, free, free_n, depth, ent_pc, ent_rpc, ent_nw, lay, g, block_start, src_reg, pl):
     """CTA ``cta`` becomes resident in CTA slot ``c`` of ``sm``; its warps start at the entry block."""
     cs = sm * cta_lim + c
     for lt in range(tpc):
@@ -877,9 +1031,8 @@ def _dispatch(mech, sm, c, cta, now, W, wpc, WS, tpc, cta_lim, path_ptr, path, e
             if n > 0:
                 _new_warp(wf, wsl, w, g, 0, now, -1)
                 wf[w, F_N] = n
-                _ready(wf, wsl, w, W, reg_ready, tpc, cslot, block_start, src_reg)
-                pool[sm, pool_n[sm]] = w
-                pool_n[sm] += 1
+                _pool_add(wf, pool, pool_n, pl, sm, w, block_start)
+                _ready(wf, wsl, w, W, reg_ready, tpc, cslot, block_start, src_reg, pl)
             else:
                 free_n[sm] += 1  # give the record back
     cta_live[cta] = live_total
@@ -887,7 +1040,7 @@ def _dispatch(mech, sm, c, cta, now, W, wpc, WS, tpc, cta_lim, path_ptr, path, e
         if 1 > g[G_MAX_STACK]:
             g[G_MAX_STACK] = 1
         _tbc_activate(cs, sm * WS + c * wpc, cta, now, wf, wsl, depth, ent_pc, ent_rpc, ent_nw, lay, wpc, W, pos,
-                      path, exit_b, g, reg_ready, tpc, cslot, block_start, src_reg)
+                      path, exit_b, g, reg_ready, tpc, cslot, block_start, src_reg, pl)
 
 
 @jit
@@ -900,7 +1053,7 @@ def _simulate(mech, hws, sync, majority, gto, W, sw, n_sms, n_sched, cta_lim, tp
     n_q = (W + sw - 1) // sw
     NW = WS if mech == TBC else cta_lim * tpc + 1  # dwf: every warp holds >= 1 thread
     wf = np.zeros((n_sms * NW, F_NF), np.int64)
-    wsl = np.full((n_sms * NW, W), HOLE, np.int64)
+    wsl = np.full((n_sms * NW, 2 * W), HOLE, np.int64)  # slots, then the row cache (`_ready`)
     pool = np.zeros((n_sms, NW), np.int64)
     pool_n = np.zeros(n_sms, np.int64)
     free = np.zeros((n_sms, NW), np.int64)
@@ -909,6 +1062,19 @@ def _simulate(mech, hws, sync, majority, gto, W, sw, n_sms, n_sched, cta_lim, tp
         for j in range(NW):
             free[sm, j] = sm * NW + NW - 1 - j  # lowest record first
         free_n[sm] = NW
+    n_pc = block_start[-1] + 1
+    km = 1
+    while km < max(NW, n_pc):
+        km *= 2  # a power of two: the majority pick takes its key apart with a mask
+    pl = np.zeros((n_sms, P_NF, km), np.int64)
+    pl[:, P_RDY, :] = INF
+    for w in range(n_sms * NW):
+        wf[w, F_SM] = w // NW
+        wf[w, F_CPC] = -1
+        # tbc: warp slot j of an SM is column j of its pool view, all WS columns scanned
+        wf[w, F_PIDX] = w % NW if mech == TBC else -1
+    if mech == TBC:
+        pool_n[:] = NW
     n_cs = n_sms * cta_lim
     D = max_depth if mech == TBC else 1
     depth = np.zeros(n_cs, np.int64)
@@ -931,8 +1097,9 @@ def _simulate(mech, hws, sync, majority, gto, W, sw, n_sms, n_sched, cta_lim, tp
     sm_res = np.zeros(n_sms, np.int64)
     smr = np.zeros(n_sms, np.int64)  # cached earliest READY of the SM's issuable warps
     dirty = np.ones(n_sms, np.bool_)
-    cnt = np.zeros((2, block_start[-1] + 1), np.int64)  # majority: threads per PC, and a stamp
-    scr = np.zeros((4, W), np.int64)  # orig, male, out, squeezed
+    chk = np.ones(n_sms, np.bool_)  # look for finished CTAs at the next visit (after a dispatch)
+    acc = np.zeros(n_sms, np.int64)  # idle cycles are counted up to here
+    scr = np.zeros((5, W), np.int64)  # orig, male, out, squeezed, next block per slot
     sq_i = np.zeros((4, max(W, n_q, n_cs) + 1), np.int64)  # squeeze counts/order, CTA list, release queue
 
     iss_sm = np.zeros(n_sms * n_sched, np.int64)  # hws_sync_sms: this cycle's issues
@@ -943,8 +1110,8 @@ def _simulate(mech, hws, sync, majority, gto, W, sw, n_sms, n_sched, cta_lim, tp
          block_start, succ_ptr, succ_idx, ipdom, has_bar, op_class, dst_reg, src_reg, lat, path_ptr,
          path, exit_b, ev, occ_hist, q_hist, g, wpc, WS, n_q, NW, wf, wsl, pool, pool_n, free, free_n,
          depth, ent_pc, ent_rpc, ent_nw, lay, reg_ready, cslot, pos, cta_live, cta_arr, res_cta,
-         simd_free, rr, last, last_age, sm_next, sm_res, smr, dirty, cnt, scr, sq_i, iss_sm, iss_k,
-         iss_lat)
+         simd_free, rr, last, last_age, sm_next, sm_res, smr, dirty, scr, sq_i, iss_sm, iss_k,
+         iss_lat, pl, chk, acc)
 
 
 @helper
@@ -952,8 +1119,8 @@ def _run(mech, hws, sync, majority, gto, W, sw, n_sms, n_sched, cta_lim, tpc, n_
          block_start, succ_ptr, succ_idx, ipdom, has_bar, op_class, dst_reg, src_reg, lat, path_ptr,
          path, exit_b, ev, occ_hist, q_hist, g, wpc, WS, n_q, NW, wf, wsl, pool, pool_n, free, free_n,
          depth, ent_pc, ent_rpc, ent_nw, lay, reg_ready, cslot, pos, cta_live, cta_arr, res_cta,
-         simd_free, rr, last, last_age, sm_next, sm_res, smr, dirty, cnt, scr, sq_i, iss_sm, iss_k,
-         iss_lat):
+         simd_free, rr, last, last_age, sm_next, sm_res, smr, dirty, scr, sq_i, iss_sm, iss_k,
+         iss_lat, pl, chk, acc):
     """The cycle loop (NRT-free: it never allocates, so its helper calls cost no refcounting)."""
 
     next_cta = 0
@@ -962,7 +1129,7 @@ def _run(mech, hws, sync, majority, gto, W, sw, n_sms, n_sched, cta_lim, tpc, n_
             if next_cta < n_ctas:
                 _dispatch(mech, sm, c, next_cta, 0, W, wpc, WS, tpc, cta_lim, path_ptr, path, exit_b, wf, wsl, pos,
                           cta_live, cslot, reg_ready, pool, pool_n, free, free_n, depth, ent_pc, ent_rpc, ent_nw, lay,
-                          g, block_start, src_reg)
+                          g, block_start, src_reg, pl)
                 res_cta[sm, c] = next_cta
                 sm_res[sm] += 1
                 next_cta += 1
@@ -981,25 +1148,39 @@ def _run(mech, hws, sync, majority, gto, W, sw, n_sms, n_sched, cta_lim, tpc, n_
                 sm_next[sm] = INF
                 continue
             if sm_next[sm] > now:
-                if _simd_idle(simd_free, sm, n_sched, now):
-                    g[G_IDLE] += 1
                 continue
+            # idle cycles since this SM's last visit (the core's definition: no issue and every SIMD
+            # unit drained), counted now rather than cycle by cycle: its units change only when it
+            # issues, so they are idle from the cycle the last one drains
+            busy_until = acc[sm]
+            for k in range(n_sched):
+                if simd_free[sm, k] > busy_until:
+                    busy_until = simd_free[sm, k]
+            if now > busy_until:
+                g[G_IDLE] += now - busy_until
+            acc[sm] = now + 1
             issued_sm = False
+            exits = g[G_EXITS]
             for k in range(n_sched):
                 if simd_free[sm, k] > now:
                     continue
                 if mech == TBC:
-                    w = _pick_tbc(gto, sm, k, now, wf, WS, n_sched, rr, last)
+                    w = _pick_tbc(gto, sm, k, now, wf, WS, n_sched, rr, last, pl)
                 else:
-                    w = _pick_dwf(majority, gto, sm, now, wf, pool, pool_n, last_age, cnt, block_start)
+                    w = _pick_dwf(majority, gto, sm, now, wf, pool, pool_n, last_age, pl)
                 if w < 0:
                     continue
                 latency = lat[op_class[block_start[wf[w, F_BLK]] + wf[w, F_OFF]]]
-                width = _issue(mech, hws, sm, w, now, wf, wsl, pool, pool_n, free, free_n, W, sw, n_q, wpc, WS, pos,
-                               path, succ_ptr, succ_idx, exit_b, ipdom, tpc, cta_live, cta_arr, depth, ent_pc, ent_rpc,
-                               ent_nw, lay, scr, sq_i, g, reg_ready, cslot, block_start, src_reg, op_class, dst_reg,
-                               lat, has_bar, occ_hist, q_hist, ev)
-                if width < 0:
+                width = _issue(hws, w, now, wf, wsl, W, sw, n_q, g, reg_ready, cslot, block_start, op_class, dst_reg,
+                               lat, occ_hist, q_hist, ev)
+                b = wf[w, F_BLK]
+                off = wf[w, F_OFF]
+                if off + 1 < block_start[b + 1] - block_start[b]:
+                    wf[w, F_OFF] = off + 1
+                    _ready_rows(wf, wsl, w, W, reg_ready, block_start, src_reg, pl)  # same threads
+                elif _block_end(mech, hws, sm, w, now, wf, wsl, pool, pool_n, free, free_n, W, sw, wpc, WS, pos, path,
+                                succ_ptr, succ_idx, exit_b, ipdom, tpc, cta_live, cta_arr, depth, ent_pc, ent_rpc,
+                                ent_nw, lay, scr, sq_i, g, reg_ready, cslot, block_start, src_reg, pl, has_bar):
                     return
                 issued_sm = True
                 simd_free[sm, k] = now + width
@@ -1009,12 +1190,15 @@ def _run(mech, hws, sync, majority, gto, W, sw, n_sms, n_sched, cta_lim, tpc, n_
                 n_iss += 1
                 if width > max_w:
                     max_w = width
-            for c in range(cta_lim):
+            # a resident CTA finishes when its last thread exits (or at once if none ever runs)
+            for c in range(cta_lim if (g[G_EXITS] != exits or chk[sm]) else 0):
+                if c == 0:
+                    chk[sm] = False
                 cta = res_cta[sm, c]
                 if cta >= 0 and cta_live[cta] == 0:
                     if mech == TBC:
                         depth[sm * cta_lim + c] = 0
-                        _tbc_clear(wf, sm * WS + c * wpc, wpc)
+                        _tbc_clear(wf, sm * WS + c * wpc, wpc, pl)
                     res_cta[sm, c] = -1
                     sm_res[sm] -= 1
                     done += 1
@@ -1022,11 +1206,12 @@ def _run(mech, hws, sync, majority, gto, W, sw, n_sms, n_sched, cta_lim, tpc, n_
                     if next_cta < n_ctas:
                         _dispatch(mech, sm, c, next_cta, now + 1, W, wpc, WS, tpc, cta_lim, path_ptr, path, exit_b,
                                   wf, wsl, pos, cta_live, cslot, reg_ready, pool, pool_n, free, free_n, depth, ent_pc,
-                                  ent_rpc, ent_nw, lay, g, block_start, src_reg)
+                                  ent_rpc, ent_nw, lay, g, block_start, src_reg, pl)
                         res_cta[sm, c] = next_cta
                         sm_res[sm] += 1
                         next_cta += 1
                         dirty[sm] = True
+                        chk[sm] = True
             # next cycle this SM can issue: a SIMD unit is free and some warp is ready (only this SM's
             # own issues change its warps, so nothing can happen here before that cycle)
             if issued_sm:
@@ -1037,16 +1222,27 @@ def _run(mech, hws, sync, majority, gto, W, sw, n_sms, n_sched, cta_lim, tpc, n_
                 # warps change only when this SM issues or gets a new CTA: rescan only then
                 dirty[sm] = False
                 min_ready = INF
+                rdy = pl[sm, P_RDY]  # the pool view: INF for warps that cannot issue
                 if mech == TBC:
-                    for j in range(WS):
-                        w = sm * WS + j
-                        if wf[w, F_USED] and wf[w, F_STATE] == 0 and wf[w, F_READY] < min_ready:
-                            min_ready = wf[w, F_READY]
-                else:
+                    # few warp slots, many waiting (operands, branch, RPC): a branch-free minimum
+                    # (vectorised) beats stopping early
                     for j in range(pool_n[sm]):
-                        w = pool[sm, j]
-                        if wf[w, F_STATE] == 0 and wf[w, F_READY] < min_ready:
-                            min_ready = wf[w, F_READY]
+                        min_ready = min(min_ready, rdy[j])
+                else:
+                    # The next issue cycle is max(earliest free SIMD unit, earliest READY, now + 1),
+                    # so any READY at or below lo = max(earliest free unit, now + 1) gives the same
+                    # answer: stop at the first one (dwf pools are large and mostly ready). Units only
+                    # get busier and `now` only grows until the next rescan: the cached bound stays
+                    # exact.
+                    fmin = INF
+                    for k in range(n_sched):
+                        fmin = min(fmin, simd_free[sm, k])
+                    lo = max(now + 1, fmin)
+                    for j in range(pool_n[sm]):
+                        if rdy[j] < min_ready:
+                            min_ready = rdy[j]
+                            if min_ready <= lo:
+                                break
                 smr[sm] = min_ready
             min_ready = smr[sm]
             nt = INF
@@ -1085,16 +1281,7 @@ def _run(mech, hws, sync, majority, gto, W, sw, n_sms, n_sched, cta_lim, tpc, n_
             g[G_ERR] = ERR_NO_PROGRESS
             g[G_ERR_CYCLE] = now
             return
-        # skipped cycles: nothing issues anywhere; an SM is idle once all its SIMD units drained
-        for sm in range(n_sms if nxt_t > now + 1 else 0):
-            if sm_res[sm] > 0:
-                busy_until = now + 1
-                for k in range(n_sched):
-                    if simd_free[sm, k] > busy_until:
-                        busy_until = simd_free[sm, k]
-                if nxt_t > busy_until:
-                    g[G_IDLE] += nxt_t - busy_until
-        now = nxt_t
+        now = nxt_t  # skipped cycles: nothing issues anywhere (their idle cycles are counted at the next visit)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -1133,7 +1320,7 @@ def simulate(trace, config, *, events: list | None = None):
         np.asarray(trace.ipdom, np.int64), np.asarray(trace.has_barrier, np.bool_),
         np.asarray(trace.op_class, np.int64), np.asarray(trace.dst_reg, np.int64),
         np.asarray(trace.src_reg, np.int64).reshape(-1, 3), latencies(config),
-        np.asarray(trace.path_ptr, np.int64), np.asarray(trace.path, np.int64), trace.n_blocks - 1,
+        np.asarray(trace.path_ptr, np.int64), np.asarray(trace.path, np.int32), trace.n_blocks - 1,
         ev, occ_hist, q_hist, g,
     )
     if g[G_ERR]:
