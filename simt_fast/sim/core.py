@@ -92,9 +92,10 @@ POLICY_GTO = 1
 #
 # Layout (for cache footprint: kernels have hundreds of virtual registers, and every issue writes
 # one): slot 0 lives in a compact 4-word entry ``sb[e:e+4]``, e = (w * n_regs + r) * 4, with the
-# latest ready cycle written to the overflow record and the latest ever written; slots 1..K-1 live
+# latest ready cycle written to the overflow record and the union of its masks; slots 1..K-1 live
 # in the overflow record ``sbr[rb:rb + 2(K-1)]`` (K-1 ready cycles, then K-1 masks), which is read
-# only while it may hold a pending write. With at most one write in flight per register (the
+# only while it may hold a pending write of one of the reading unit's threads (so the other splits'
+# writes, the multi-path case, cost no look at it). With at most one write in flight per register (the
 # common case) an issue touches half a cache line. Slot order and the rules are the plain K-slot
 # array's: a write takes the first free slot (empty mask or landed), else folds into the first
 # slot with the latest ready cycle.
@@ -102,20 +103,19 @@ POLICY_GTO = 1
 SB_T0 = 0  # slot 0: ready cycle
 SB_M0 = 1  # slot 0: thread mask
 SB_RMAX = 2  # latest ready cycle written to the overflow record (<= now: it holds nothing pending)
-SB_LAST = 3  # latest ready cycle ever written (<= now: no pending write at all)
+SB_RUNION = 3  # union of the overflow slots' masks (a superset): a unit outside it skips the record
 
 
 @inline_helper
 def sb_write(sb, sbr, k1, e, rb, mask, ready, now):
     """Record a pending write of ``mask``'s threads, ready at ``ready`` (entry ``e``, record ``rb``;
     ``k1`` = K - 1 overflow slots)."""
-    if ready > sb[e + SB_LAST]:
-        sb[e + SB_LAST] = ready
     rec_live = sb[e + SB_RMAX] > now
     sb[e + SB_M0] &= ~mask  # this write supersedes older ones for these threads
     if rec_live:
         for j in range(k1):
             sbr[rb + k1 + j] &= ~mask
+        sb[e + SB_RUNION] &= ~mask
     if sb[e + SB_M0] == 0 or sb[e + SB_T0] <= now:
         sb[e + SB_T0] = ready
         sb[e + SB_M0] = mask
@@ -128,6 +128,7 @@ def sb_write(sb, sbr, k1, e, rb, mask, ready, now):
             sbr[rb + j] = 0
             sbr[rb + k1 + j] = 0
         sb[e + SB_RMAX] = ready
+        sb[e + SB_RUNION] = mask
         return
     free = -1
     latest = -1  # -1: slot 0
@@ -141,6 +142,7 @@ def sb_write(sb, sbr, k1, e, rb, mask, ready, now):
     if free >= 0:
         sbr[rb + free] = ready
         sbr[rb + k1 + free] = mask
+        sb[e + SB_RUNION] |= mask
         if ready > sb[e + SB_RMAX]:
             sb[e + SB_RMAX] = ready
     elif latest < 0:
@@ -151,6 +153,7 @@ def sb_write(sb, sbr, k1, e, rb, mask, ready, now):
             sb[e + SB_T0] = ready
     else:
         sbr[rb + k1 + latest] |= mask
+        sb[e + SB_RUNION] |= mask
         if ready > sbr[rb + latest]:
             sbr[rb + latest] = ready
             if ready > sb[e + SB_RMAX]:
@@ -162,11 +165,11 @@ def sb_write_lane(sb, sbr, W, e, rb, lane, ready, now):
     """mimd's scoreboard write: every unit is one thread and K = warp_size slots never fold, so the
     K-slot rules reduce to "a thread's latest write is its only pending one" — one ready cycle per
     lane in the record (whose stale contents are cleared when it next gets a pending write)."""
-    if sb[e + SB_LAST] <= now:
+    if sb[e + SB_RMAX] <= now:
         for j in range(W):
             sbr[rb + j] = 0
-    if ready > sb[e + SB_LAST]:
-        sb[e + SB_LAST] = ready
+    if ready > sb[e + SB_RMAX]:
+        sb[e + SB_RMAX] = ready
     sbr[rb + lane] = ready
 
 
@@ -601,20 +604,21 @@ def _run(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, policy, max_cycles, 
                             if r < 0:
                                 continue
                             e = (w * n_regs + r) * 4
-                            if sb[e + SB_LAST] > now:  # else every write to r has landed
-                                if mech == MIMD:
-                                    # one thread: its latest write is its only pending one (sb_write_lane)
+                            if mech == MIMD:
+                                # one thread: its latest write is its only pending one (sb_write_lane)
+                                if sb[e + SB_RMAX] > now:
                                     lt = sbr[(w * n_regs + r) * rec_words + trailing_zeros(mask)]
                                     if lt > t:
                                         t = lt
-                                    continue
-                                if sb[e + SB_M0] & mask and sb[e + SB_T0] > t:
-                                    t = sb[e + SB_T0]
-                                if sb[e + SB_RMAX] > now:
-                                    rb = (w * n_regs + r) * rec_words
-                                    for kk in range(k1):
-                                        if sbr[rb + k1 + kk] & mask and sbr[rb + kk] > t:
-                                            t = sbr[rb + kk]
+                                continue
+                            # slots that landed (ready <= now) cannot block, so they need no look
+                            if sb[e + SB_T0] > now and sb[e + SB_M0] & mask and sb[e + SB_T0] > t:
+                                t = sb[e + SB_T0]
+                            if sb[e + SB_RMAX] > now and sb[e + SB_RUNION] & mask:
+                                rb = (w * n_regs + r) * rec_words
+                                for kk in range(k1):
+                                    if sbr[rb + k1 + kk] & mask and sbr[rb + kk] > t:
+                                        t = sbr[rb + kk]
                         if st[w, i, S_T] > t:
                             t = st[w, i, S_T]
                         if t > now:
