@@ -18,7 +18,7 @@ import numpy as np
 from .._jit import jit
 from . import dwf as _dwf
 from . import hws as _hws
-from .mech._tables import helper
+from .mech._tables import helper, inline_helper
 
 # Helpers of the cycle loop never allocate, so they are compiled without the numba runtime (the
 # core's `helper`; docs/core.md). `_simulate` allocates the state and hands it to the NRT-free `_run`.
@@ -110,7 +110,7 @@ def _row(t, tpc, cslot):
     return cslot[t]
 
 
-@helper
+@inline_helper
 def _sync(wf, pl, w, block_start):
     """Copy warp ``w``'s scheduling fields into its SM's pool view (after any change to its PC,
     thread count, state, READY or use), and move its threads in the majority counts."""
@@ -191,7 +191,7 @@ def _rows(wf, wsl, w, W, tpc, cslot):
     wf[w, F_MASK] = mask
 
 
-@helper
+@inline_helper
 def _ready_rows(wf, wsl, w, W, reg_ready, block_start, src_reg, pl):
     """READY of warp ``w``'s next instruction (not before F_NB, operands of all its threads) from
     its row cache (valid: its slots did not change since the last `_ready`)."""
@@ -226,7 +226,7 @@ def _new_warp(wf, wsl, w, g, blk, nb, cta):
     wf[w, F_N] = 0
 
 
-@helper
+@inline_helper
 def _quarters(mask, W, sw, n_q):
     """Quarters (issue sub-groups of ``sw`` slots, ``n_q`` of them) holding a thread, from an
     occupied-slot mask."""
@@ -765,7 +765,7 @@ def _release(mech, hws, sm, cta, now, wf, wsl, pool, pool_n, free, free_n, W, sw
     return 0
 
 
-@helper
+@inline_helper
 def _issue(hws, w, now, wf, wsl, W, sw, n_q, g, reg_ready, cslot, block_start, op_class, dst_reg, lat, occ_hist,
            q_hist, ev):
     """Issue warp ``w``'s next instruction (statistics, events, its destination register); returns
@@ -877,7 +877,7 @@ def _drain(mech, hws, sm, now, wf, wsl, pool, pool_n, free, free_n, W, sw, wpc, 
     return 0
 
 
-@helper
+@inline_helper
 def _simd_idle(simd_free, sm, n_sched, now):
     for k in range(n_sched):
         if simd_free[sm, k] > now:
@@ -885,7 +885,7 @@ def _simd_idle(simd_free, sm, n_sched, now):
     return True
 
 
-@helper
+@inline_helper
 def _pick_dwf(majority, gto, sm, now, wf, pool, pool_n, last_age, pl):
     """dwf scheduling: ``majority`` (the PC with most threads first), ``gto`` (the last warp while
     ready, else the oldest) or ``lrr`` (by age, round robin). Reads only the SM's pool view."""
