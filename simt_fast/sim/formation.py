@@ -134,7 +134,7 @@ def _sync(wf, pl, w, block_start):
         wf[w, F_CPC] = -1
 
 
-@helper
+@inline_helper
 def _pool_add(wf, pool, pool_n, pl, sm, w, block_start):
     """Append warp ``w`` (the youngest) to the pool of ``sm``."""
     j = pool_n[sm]
@@ -144,7 +144,7 @@ def _pool_add(wf, pool, pool_n, pl, sm, w, block_start):
     _sync(wf, pl, w, block_start)
 
 
-@helper
+@inline_helper
 def _pool_remove(wf, pool, pool_n, pl, sm, w):
     """Remove warp ``w`` from the pool of ``sm``, keeping the age order of the others."""
     cpc = wf[w, F_CPC]
@@ -163,7 +163,7 @@ def _pool_remove(wf, pool, pool_n, pl, sm, w):
     wf[w, F_PIDX] = -1
 
 
-@helper
+@inline_helper
 def _ready(wf, wsl, w, W, reg_ready, tpc, cslot, block_start, src_reg, pl):
     """Warp ``w`` has a new slot array or PC: refresh its row cache and its READY.
 
@@ -176,7 +176,7 @@ def _ready(wf, wsl, w, W, reg_ready, tpc, cslot, block_start, src_reg, pl):
     _ready_rows(wf, wsl, w, W, reg_ready, block_start, src_reg, pl)
 
 
-@helper
+@inline_helper
 def _rows(wf, wsl, w, W, tpc, cslot):
     """Rebuild warp ``w``'s row cache and F_MASK from its slots (see `_ready`)."""
     n = 0
@@ -210,7 +210,7 @@ def _ready_rows(wf, wsl, w, W, reg_ready, block_start, src_reg, pl):
     _sync(wf, pl, w, block_start)
 
 
-@helper
+@inline_helper
 def _new_warp(wf, wsl, w, g, blk, nb, cta):
     wf[w, F_USED] = 1
     wf[w, F_ID] = g[G_ID]
@@ -240,7 +240,7 @@ def _quarters(mask, W, sw, n_q):
     return q_act
 
 
-@helper
+@inline_helper
 def _step(wf, wsl, w, W, pos, path, succ_ptr, succ_idx, g, now, nxt):
     """Every thread of warp ``w`` finished its block: advance its path cursor (checking the edge).
     ``nxt[s]`` receives the next block of the thread in slot ``s`` (one read of its path)."""
@@ -267,7 +267,7 @@ def _step(wf, wsl, w, W, pos, path, succ_ptr, succ_idx, g, now, nxt):
     return 0
 
 
-@helper
+@inline_helper
 def _exit_thread(t, tpc, cta_live, cta_arr, rel, g):
     """Thread ``t`` exits; queue its CTA if that completes a bar.sync its other threads wait at."""
     cta = t // tpc
@@ -281,7 +281,7 @@ def _exit_thread(t, tpc, cta_live, cta_arr, rel, g):
         g[G_NREL] += 1
 
 
-@helper
+@inline_helper
 def _first_succ(succ_idx, lo, e):
     """Is successor edge ``e`` the first edge of its block to target ``succ_idx[e]`` (brx duplicates)?"""
     for e2 in range(lo, e):
@@ -295,21 +295,21 @@ def _first_succ(succ_idx, lo, e):
 # ------------------------------------------------------------------------------------------------
 
 
-@helper
+@inline_helper
 def _alloc(wf, free, free_n, sm):
     """A free warp record of ``sm`` (records are never short: a warp holds at least one thread)."""
     free_n[sm] -= 1
     return free[sm, free_n[sm]]
 
 
-@helper
+@inline_helper
 def _release_warp(wf, free, free_n, sm, w):
     wf[w, F_USED] = 0
     free[sm, free_n[sm]] = w
     free_n[sm] += 1
 
 
-@helper
+@inline_helper
 def _place(enhanced, sm, male, s, now, exclude, wf, wsl, pool, pool_n, W, sw, out, g, reg_ready, tpc, cslot,
            block_start, src_reg, pl):
     """Merge the male group into the forming warps at (s, 0), oldest first; returns threads left."""
