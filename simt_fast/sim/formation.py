@@ -18,7 +18,7 @@ import numpy as np
 from .._jit import jit
 from . import dwf as _dwf
 from . import hws as _hws
-from .mech._tables import helper
+from .mech._tables import helper, inline_helper
 
 # Helpers of the cycle loop never allocate, so they are compiled without the numba runtime (the
 # core's `helper`; docs/core.md). `_simulate` allocates the state and hands it to the NRT-free `_run`.
@@ -110,7 +110,7 @@ def _row(t, tpc, cslot):
     return cslot[t]
 
 
-@helper
+@inline_helper
 def _sync(wf, pl, w, block_start):
     """Copy warp ``w``'s scheduling fields into its SM's pool view (after any change to its PC,
     thread count, state, READY or use), and move its threads in the majority counts."""
@@ -134,7 +134,7 @@ def _sync(wf, pl, w, block_start):
         wf[w, F_CPC] = -1
 
 
-@helper
+@inline_helper
 def _pool_add(wf, pool, pool_n, pl, sm, w, block_start):
     """Append warp ``w`` (the youngest) to the pool of ``sm``."""
     j = pool_n[sm]
@@ -144,7 +144,7 @@ def _pool_add(wf, pool, pool_n, pl, sm, w, block_start):
     _sync(wf, pl, w, block_start)
 
 
-@helper
+@inline_helper
 def _pool_remove(wf, pool, pool_n, pl, sm, w):
     """Remove warp ``w`` from the pool of ``sm``, keeping the age order of the others."""
     cpc = wf[w, F_CPC]
@@ -163,7 +163,7 @@ def _pool_remove(wf, pool, pool_n, pl, sm, w):
     wf[w, F_PIDX] = -1
 
 
-@helper
+@inline_helper
 def _ready(wf, wsl, w, W, reg_ready, tpc, cslot, block_start, src_reg, pl):
     """Warp ``w`` has a new slot array or PC: refresh its row cache and its READY.
 
@@ -176,7 +176,7 @@ def _ready(wf, wsl, w, W, reg_ready, tpc, cslot, block_start, src_reg, pl):
     _ready_rows(wf, wsl, w, W, reg_ready, block_start, src_reg, pl)
 
 
-@helper
+@inline_helper
 def _rows(wf, wsl, w, W, tpc, cslot):
     """Rebuild warp ``w``'s row cache and F_MASK from its slots (see `_ready`)."""
     n = 0
@@ -191,7 +191,7 @@ def _rows(wf, wsl, w, W, tpc, cslot):
     wf[w, F_MASK] = mask
 
 
-@helper
+@inline_helper
 def _ready_rows(wf, wsl, w, W, reg_ready, block_start, src_reg, pl):
     """READY of warp ``w``'s next instruction (not before F_NB, operands of all its threads) from
     its row cache (valid: its slots did not change since the last `_ready`)."""
@@ -210,7 +210,7 @@ def _ready_rows(wf, wsl, w, W, reg_ready, block_start, src_reg, pl):
     _sync(wf, pl, w, block_start)
 
 
-@helper
+@inline_helper
 def _new_warp(wf, wsl, w, g, blk, nb, cta):
     wf[w, F_USED] = 1
     wf[w, F_ID] = g[G_ID]
@@ -226,7 +226,7 @@ def _new_warp(wf, wsl, w, g, blk, nb, cta):
     wf[w, F_N] = 0
 
 
-@helper
+@inline_helper
 def _quarters(mask, W, sw, n_q):
     """Quarters (issue sub-groups of ``sw`` slots, ``n_q`` of them) holding a thread, from an
     occupied-slot mask."""
@@ -240,7 +240,7 @@ def _quarters(mask, W, sw, n_q):
     return q_act
 
 
-@helper
+@inline_helper
 def _step(wf, wsl, w, W, pos, path, succ_ptr, succ_idx, g, now, nxt):
     """Every thread of warp ``w`` finished its block: advance its path cursor (checking the edge).
     ``nxt[s]`` receives the next block of the thread in slot ``s`` (one read of its path)."""
@@ -267,7 +267,7 @@ def _step(wf, wsl, w, W, pos, path, succ_ptr, succ_idx, g, now, nxt):
     return 0
 
 
-@helper
+@inline_helper
 def _exit_thread(t, tpc, cta_live, cta_arr, rel, g):
     """Thread ``t`` exits; queue its CTA if that completes a bar.sync its other threads wait at."""
     cta = t // tpc
@@ -281,7 +281,7 @@ def _exit_thread(t, tpc, cta_live, cta_arr, rel, g):
         g[G_NREL] += 1
 
 
-@helper
+@inline_helper
 def _first_succ(succ_idx, lo, e):
     """Is successor edge ``e`` the first edge of its block to target ``succ_idx[e]`` (brx duplicates)?"""
     for e2 in range(lo, e):
@@ -295,21 +295,21 @@ def _first_succ(succ_idx, lo, e):
 # ------------------------------------------------------------------------------------------------
 
 
-@helper
+@inline_helper
 def _alloc(wf, free, free_n, sm):
     """A free warp record of ``sm`` (records are never short: a warp holds at least one thread)."""
     free_n[sm] -= 1
     return free[sm, free_n[sm]]
 
 
-@helper
+@inline_helper
 def _release_warp(wf, free, free_n, sm, w):
     wf[w, F_USED] = 0
     free[sm, free_n[sm]] = w
     free_n[sm] += 1
 
 
-@helper
+@inline_helper
 def _place(enhanced, sm, male, s, now, exclude, wf, wsl, pool, pool_n, W, sw, out, g, reg_ready, tpc, cslot,
            block_start, src_reg, pl):
     """Merge the male group into the forming warps at (s, 0), oldest first; returns threads left."""
@@ -765,7 +765,7 @@ def _release(mech, hws, sm, cta, now, wf, wsl, pool, pool_n, free, free_n, W, sw
     return 0
 
 
-@helper
+@inline_helper
 def _issue(hws, w, now, wf, wsl, W, sw, n_q, g, reg_ready, cslot, block_start, op_class, dst_reg, lat, occ_hist,
            q_hist, ev):
     """Issue warp ``w``'s next instruction (statistics, events, its destination register); returns
@@ -877,7 +877,7 @@ def _drain(mech, hws, sm, now, wf, wsl, pool, pool_n, free, free_n, W, sw, wpc, 
     return 0
 
 
-@helper
+@inline_helper
 def _simd_idle(simd_free, sm, n_sched, now):
     for k in range(n_sched):
         if simd_free[sm, k] > now:
@@ -885,7 +885,7 @@ def _simd_idle(simd_free, sm, n_sched, now):
     return True
 
 
-@helper
+@inline_helper
 def _pick_dwf(majority, gto, sm, now, wf, pool, pool_n, last_age, pl):
     """dwf scheduling: ``majority`` (the PC with most threads first), ``gto`` (the last warp while
     ready, else the oldest) or ``lrr`` (by age, round robin). Reads only the SM's pool view."""
