@@ -916,27 +916,21 @@ def _pick_dwf(majority, gto, sm, now, wf, pool, pool_n, last_age, pl):
         pcs = pl[sm, P_PC]
         cnt = pl[sm, P_CNT]
         km = pl.shape[2]
-        if km <= 1 << 20:
-            best = -1
-            for j in range(n):
-                i = pcs[j]
-                key = ((cnt[i] * km + (km - 1 - i)) * 2 + (age[j] > la)) * km + (km - 1 - j)
-                if rdy[j] > now:
-                    key = -1
-                best = max(best, key)
-            if best < 0:
-                return -1
+        one_key = km <= 1 << 20  # else (over a million PCs or warps per SM) two steps, no overflow
+        best = -1
+        for j in range(n):
+            i = pcs[j]
+            key = cnt[i] * km + (km - 1 - i)
+            if one_key:
+                key = (key * 2 + (age[j] > la)) * km + (km - 1 - j)
+            if rdy[j] > now:
+                key = -1
+            best = max(best, key)
+        if best < 0:
+            return -1
+        if one_key:
             pick = km - 1 - (best & (km - 1))
-        else:  # (over a million instructions or threads per SM) the same choice in two steps
-            best = -1
-            for j in range(n):
-                i = pcs[j]
-                key = cnt[i] * km + (km - 1 - i)
-                if rdy[j] > now:
-                    key = -1
-                best = max(best, key)
-            if best < 0:
-                return -1
+        else:  # the round robin at the chosen PC, as a second scan
             best_i = km - 1 - (best & (km - 1))
             pick = -1
             for j in range(n):
