@@ -54,6 +54,18 @@ THESIS = {  # seed 003 = Jin 2012 (name: config overrides on the gt200 preset)
 }
 
 
+def bench_trace(blocks=48, threads=64 * 1024, cta=256, divergence=0.1):
+    """The synthetic stress trace this benchmark replays (also profiled by scripts/profile_core.py)."""
+    return synthetic(blocks, threads, seed=1, warp_size=32, block=(cta, 1, 1), divergence=divergence,
+                     max_path_len=200)
+
+
+def bench_config():
+    """The GT200-like machine of this benchmark: warp 32, SIMD 8, 8 SMs."""
+    return SimConfig(warp_size=32, simd_width=8, n_sms=8, n_schedulers=1, max_warps_per_sm=48, max_ctas_per_sm=8,
+                     lat_alu=24, lat_global=400)
+
+
 def workload_table(directory: str) -> None:
     from pathlib import Path
 
@@ -105,11 +117,9 @@ def main():
         workload_table(args.workloads)
         return
 
-    trace = synthetic(args.blocks, args.threads, seed=1, warp_size=32, block=(args.cta, 1, 1),
-                      divergence=args.divergence, max_path_len=200)
+    trace = bench_trace(args.blocks, args.threads, args.cta, args.divergence)
     small = first_ctas(trace, args.ref_ctas)
-    base = SimConfig(warp_size=32, simd_width=8, n_sms=8, n_schedulers=1, max_warps_per_sm=48, max_ctas_per_sm=8,
-                     lat_alu=24, lat_global=400)
+    base = bench_config()
     print(f"trace: {trace.n_blocks} blocks, {trace.n_threads} threads, {trace.total_thread_insts():,} thread "
           f"instructions; reference on the first {args.ref_ctas} CTAs")
     print(f"{'config':12} {'warp insts':>12} {'cycles':>12} {'simd util':>9} {'numba Mwi/s':>12} {'ref kwi/s':>10} "

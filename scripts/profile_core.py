@@ -1,7 +1,11 @@
-"""Where does the timing core spend its time? A perf profile of `core._run`, line by line.
+"""Where does the timing core spend its time? A perf profile of `_run`, line by line.
 
     sudo-less: perf must be allowed to sample your own processes (kernel.perf_event_paranoid <= 2)
     python scripts/profile_core.py TRACE.h5 [--mechanism sps] [--config gt200] [--seconds 8]
+    python scripts/profile_core.py synthetic --mechanism dwf    # bench/bench_formation.py's trace and machine
+
+dwf, en-dwf and tbc profile the formation kernel (`formation._run`), every other mechanism the
+timing core (`core._run`). `--set key=value` overrides a config field (e.g. `--set hws=true`).
 
 numba's machine code has no symbols perf can read, so this script (1) compiles the kernel afresh
 with line tables (a private NUMBA_CACHE_DIR and NUMBA_DEBUGINFO=1), (2) writes a perf map
@@ -34,19 +38,33 @@ def main():
     ap.add_argument("--config", default="gt200")
     ap.add_argument("--seconds", type=float, default=8.0)
     ap.add_argument("--top", type=int, default=30)
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
     args = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="simt-prof-"))
     os.environ["NUMBA_CACHE_DIR"] = str(work / "numba")  # compile afresh: the library keeps its IR
     os.environ["NUMBA_DEBUGINFO"] = "1"
 
-    from simt_fast.sim import core, simulate
+    from simt_fast.sim import core, formation, simulate
     from simt_fast.sim.config import load_config
-    from simt_fast.trace.model import Trace
 
-    trace = Trace.load(args.trace)
-    cfg = load_config(args.config).replace(mechanism=args.mechanism)
+    if args.trace == "synthetic":  # the formation benchmark's stress trace and GT200-like machine
+        sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+        from bench_formation import bench_config, bench_trace
+
+        trace, cfg = bench_trace(), bench_config()
+    else:
+        from simt_fast.trace.model import Trace
+
+        trace, cfg = Trace.load(args.trace), load_config(args.config)
+    overrides = {"mechanism": args.mechanism, "issue_policy": "majority"} if args.mechanism in ("dwf", "en-dwf") \
+        else {"mechanism": args.mechanism}
+    for kv in args.set:
+        key, _, value = kv.partition("=")
+        overrides[key] = {"true": True, "false": False}.get(value, int(value) if value.isdigit() else value)
+    cfg = cfg.replace(**overrides)
+    kernel = formation if args.mechanism in ("dwf", "en-dwf", "tbc") else core
     simulate(trace, cfg)
-    libs = [next(iter(f.overloads.values())).library for f in (core._simulate, core._run)]
+    libs = [next(iter(f.overloads.values())).library for f in (kernel._simulate, kernel._run)]
     syms = {}
     for lib in libs:
         for fn in lib._final_module.functions:
@@ -59,7 +77,8 @@ def main():
         for k, (addr, name) in enumerate(syms):
             size = syms[k + 1][0] - addr if k + 1 < len(syms) else 1 << 16
             fh.write(f"{addr:x} {min(size, 1 << 20):x} {name}\n")
-    run_addr, run_name = next((a, n) for a, n in syms if re.match(r"_ZN\d+simt_fast3sim4core4_run", n))
+    mod = kernel.__name__.rsplit(".", 1)[1]  # mangled: _ZN<len>simt_fast3sim<len><module>4_run...
+    run_addr, run_name = next((a, n) for a, n in syms if re.match(rf"_ZN\d+simt_fast3sim{len(mod)}{mod}4_run", n))
     run_size = next((a for a, _ in syms if a > run_addr), run_addr + (1 << 17)) - run_addr
     (work / "run.bin").write_bytes(ctypes.string_at(run_addr, min(run_size, 1 << 20)))
     asm = libs[1].get_asm_str()

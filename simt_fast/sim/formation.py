@@ -103,13 +103,6 @@ from .reference.formation import slot_checksum  # noqa: E402,F401  (one definiti
 # ------------------------------------------------------------------------------------------------
 # small helpers
 # ------------------------------------------------------------------------------------------------
-@helper
-def _row(t, tpc, cslot):
-    """Scoreboard row of thread ``t`` (its CTA's residency slot * tpc + CTA-local id), precomputed
-    at dispatch in ``cslot`` (indexed by thread) so the hot loops do no integer division."""
-    return cslot[t]
-
-
 @inline_helper
 def _sync(wf, pl, w, block_start):
     """Copy warp ``w``'s scheduling fields into its SM's pool view (after any change to its PC,
@@ -173,7 +166,7 @@ def _ready(wf, wsl, w, W, reg_ready, tpc, cslot, block_start, src_reg, pl):
     warp's slots is followed by this call (or by `_rows` for a warp that waits at a barrier).
     """
     _rows(wf, wsl, w, W, tpc, cslot)
-    _ready_rows(wf, wsl, w, W, reg_ready, block_start, src_reg, pl)
+    _ready_rows(wf, wsl, w, W, reg_ready, block_start, src_reg, pl, tpc)
 
 
 @inline_helper
@@ -184,7 +177,9 @@ def _rows(wf, wsl, w, W, tpc, cslot):
     for s in range(W):
         t = wsl[w, s]
         if t >= 0:
-            wsl[w, W + n] = _row(t, tpc, cslot)
+            # scoreboard row: its CTA's residency slot * tpc + CTA-local id, kept per thread in
+            # ``cslot`` from dispatch so that no hot loop divides
+            wsl[w, W + n] = cslot[t]
             mask |= np.int64(1) << s
             n += 1
     wf[w, F_NROW] = n
@@ -192,9 +187,10 @@ def _rows(wf, wsl, w, W, tpc, cslot):
 
 
 @inline_helper
-def _ready_rows(wf, wsl, w, W, reg_ready, block_start, src_reg, pl):
+def _ready_rows(wf, wsl, w, W, reg_ready, block_start, src_reg, pl, tpc):
     """READY of warp ``w``'s next instruction (not before F_NB, operands of all its threads) from
-    its row cache (valid: its slots did not change since the last `_ready`)."""
+    its row cache (valid: its slots did not change since the last `_ready`). Register ``r`` of the
+    thread whose row is ``x`` is ``reg_ready[x + r * tpc]`` (layout: see `_simulate`)."""
     instr = block_start[wf[w, F_BLK]] + wf[w, F_OFF]
     t_ready = wf[w, F_NB]
     n = wf[w, F_NROW]
@@ -202,8 +198,9 @@ def _ready_rows(wf, wsl, w, W, reg_ready, block_start, src_reg, pl):
         r = src_reg[instr, j]
         if r < 0:
             continue
+        off = r * tpc
         for k in range(W, W + n):
-            rr = reg_ready[r, wsl[w, k]]
+            rr = reg_ready[wsl[w, k] + off]
             if rr > t_ready:
                 t_ready = rr
     wf[w, F_READY] = t_ready
@@ -422,7 +419,7 @@ def _dwf_finish(enhanced, hws, sm, w, now, wf, wsl, pool, pool_n, free, free_n, 
             if left == wf[w, F_N] and not hws:
                 # the whole warp goes on together (no thread exited, left or merged): same slots,
                 # so its row cache stays valid
-                _ready_rows(wf, wsl, w, W, reg_ready, block_start, src_reg, pl)
+                _ready_rows(wf, wsl, w, W, reg_ready, block_start, src_reg, pl, tpc)
                 continue
         else:
             nw = _alloc(wf, free, free_n, sm)
@@ -766,7 +763,7 @@ def _release(mech, hws, sm, cta, now, wf, wsl, pool, pool_n, free, free_n, W, sw
 
 
 @inline_helper
-def _issue(hws, w, now, wf, wsl, W, sw, n_q, g, reg_ready, cslot, block_start, op_class, dst_reg, lat, occ_hist,
+def _issue(hws, w, now, wf, wsl, W, sw, n_q, g, reg_ready, tpc, block_start, op_class, dst_reg, lat, occ_hist,
            q_hist, ev):
     """Issue warp ``w``'s next instruction (statistics, events, its destination register); returns
     its SIMD occupancy in cycles. The caller moves the warp on (`_ready` or `_block_end`): the
@@ -804,8 +801,9 @@ def _issue(hws, w, now, wf, wsl, W, sw, n_q, g, reg_ready, cslot, block_start, o
     latency = lat[op_class[instr]]
     r = dst_reg[instr]
     if r >= 0:
+        off = r * tpc
         for k in range(W, W + wf[w, F_NROW]):  # the row cache (see `_ready`)
-            reg_ready[r, wsl[w, k]] = now + latency
+            reg_ready[wsl[w, k] + off] = now + latency
     done_t = now + (latency if latency > width else width)
     if done_t > g[G_CYCLES]:
         g[G_CYCLES] = done_t
@@ -925,7 +923,7 @@ def _pick_dwf(majority, gto, sm, now, wf, pool, pool_n, last_age, pl):
                 key = (key * 2 + (age[j] > la)) * km + (km - 1 - j)
             if rdy[j] > now:
                 key = -1
-            best = max(best, key)
+            best = key if key > best else best  # (not `max`: numba calls it out of line here)
         if best < 0:
             return -1
         if one_key:
@@ -990,12 +988,15 @@ def _pick_tbc(gto, sm, k, now, wf, WS, n_sched, rr, last, pl):
 
 @helper
 def _dispatch(mech, sm, c, cta, now, W, wpc, WS, tpc, cta_lim, path_ptr, path, exit_b, wf, wsl, pos, cta_live, cslot,
-              reg_ready, pool, pool_n, free, free_n, depth, ent_pc, ent_rpc, ent_nw, lay, g, block_start, src_reg, pl):
+              reg_ready, sb_used, pool, pool_n, free, free_n, depth, ent_pc, ent_rpc, ent_nw, lay, g, block_start, src_reg, pl):
     """CTA ``cta`` becomes resident in CTA slot ``c`` of ``sm``; its warps start at the entry block."""
     cs = sm * cta_lim + c
+    blk = reg_ready.shape[0] // sb_used.shape[0]  # the slot's scoreboard block: n_regs * tpc words
     for lt in range(tpc):
-        cslot[cta * tpc + lt] = cs * tpc + lt
-    reg_ready[:, cs * tpc:(cs + 1) * tpc] = 0
+        cslot[cta * tpc + lt] = cs * blk + lt
+    if sb_used[cs]:  # a fresh block is zero already (and its pages untouched: see `simulate`)
+        reg_ready[cs * blk:(cs + 1) * blk] = 0
+    sb_used[cs] = True
     live_total = 0
     if mech == TBC:
         depth[cs] = 1
@@ -1038,16 +1039,24 @@ def _dispatch(mech, sm, c, cta, now, W, wpc, WS, tpc, cta_lim, path_ptr, path, e
 
 
 @jit
-def _simulate(mech, hws, sync, majority, gto, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, n_regs, max_cycles,
+def _simulate(mech, hws, sync, majority, gto, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, reg_ready, max_cycles,
               no_progress, max_depth, block_start, succ_ptr, succ_idx, ipdom, has_bar, op_class, dst_reg, src_reg,
               lat, path_ptr, path, exit_b, ev, occ_hist, q_hist, g):
-    """Replay every thread's path under dwf / en-dwf / tbc on ``n_sms`` SMs; fills ``g`` and histograms."""
+    """Replay every thread's path under dwf / en-dwf / tbc on ``n_sms`` SMs; fills ``g`` and histograms.
+
+    ``reg_ready`` is the per-thread scoreboard, all zero: ready cycle of register r of CTA-local
+    thread lt of CTA residency slot cs at ``cs * n_regs * tpc + r * tpc + lt``. Slot-major, so that
+    a dispatch clears one contiguous block, and allocated by the caller with ``np.zeros`` (calloc:
+    pages nobody touches are never faulted in; PTX kernels have hundreds of virtual registers, and
+    zeroing the whole table took up to 40% of a short run). Big tables below are uninitialised for
+    the same reason: every row is written before it is read (warp slots when a record is taken,
+    TBC layouts when an entry is pushed)."""
     wpc = (tpc + W - 1) // W
     WS = cta_lim * wpc  # tbc warp slots per SM
     n_q = (W + sw - 1) // sw
     NW = WS if mech == TBC else cta_lim * tpc + 1  # dwf: every warp holds >= 1 thread
     wf = np.zeros((n_sms * NW, F_NF), np.int64)
-    wsl = np.full((n_sms * NW, 2 * W), HOLE, np.int64)  # slots, then the row cache (`_ready`)
+    wsl = np.empty((n_sms * NW, 2 * W), np.int64)  # slots, then the row cache (`_ready`)
     pool = np.zeros((n_sms, NW), np.int64)
     pool_n = np.zeros(n_sms, np.int64)
     free = np.zeros((n_sms, NW), np.int64)
@@ -1075,9 +1084,8 @@ def _simulate(mech, hws, sync, majority, gto, W, sw, n_sms, n_sched, cta_lim, tp
     ent_pc = np.zeros((n_cs, D), np.int64)
     ent_rpc = np.zeros((n_cs, D), np.int64)
     ent_nw = np.zeros((n_cs, D), np.int64)
-    lay = np.full((n_cs if mech == TBC else 1, D, wpc, W), HOLE, np.int64)
-    # register-major: the threads of a warp read one register from a few adjacent cache lines
-    reg_ready = np.zeros((max(n_regs, 1), n_cs * tpc), np.int64)
+    lay = np.empty((n_cs if mech == TBC else 1, D, wpc, W), np.int64)
+    sb_used = np.zeros(n_cs, np.bool_)  # CTA slots whose scoreboard block was ever used
     cslot = np.zeros(path_ptr.shape[0] - 1, np.int64)  # thread -> scoreboard row
     pos = np.zeros(path_ptr.shape[0] - 1, np.int64)
     cta_live = np.zeros(n_ctas, np.int64)
@@ -1105,7 +1113,7 @@ def _simulate(mech, hws, sync, majority, gto, W, sw, n_sms, n_sched, cta_lim, tp
          path, exit_b, ev, occ_hist, q_hist, g, wpc, WS, n_q, NW, wf, wsl, pool, pool_n, free, free_n,
          depth, ent_pc, ent_rpc, ent_nw, lay, reg_ready, cslot, pos, cta_live, cta_arr, res_cta,
          simd_free, rr, last, last_age, sm_next, sm_res, smr, dirty, scr, sq_i, iss_sm, iss_k,
-         iss_lat, pl, chk, acc)
+         iss_lat, pl, chk, acc, sb_used)
 
 
 @helper
@@ -1114,7 +1122,7 @@ def _run(mech, hws, sync, majority, gto, W, sw, n_sms, n_sched, cta_lim, tpc, n_
          path, exit_b, ev, occ_hist, q_hist, g, wpc, WS, n_q, NW, wf, wsl, pool, pool_n, free, free_n,
          depth, ent_pc, ent_rpc, ent_nw, lay, reg_ready, cslot, pos, cta_live, cta_arr, res_cta,
          simd_free, rr, last, last_age, sm_next, sm_res, smr, dirty, scr, sq_i, iss_sm, iss_k,
-         iss_lat, pl, chk, acc):
+         iss_lat, pl, chk, acc, sb_used):
     """The cycle loop (NRT-free: it never allocates, so its helper calls cost no refcounting)."""
 
     next_cta = 0
@@ -1122,8 +1130,8 @@ def _run(mech, hws, sync, majority, gto, W, sw, n_sms, n_sched, cta_lim, tpc, n_
         for c in range(cta_lim):
             if next_cta < n_ctas:
                 _dispatch(mech, sm, c, next_cta, 0, W, wpc, WS, tpc, cta_lim, path_ptr, path, exit_b, wf, wsl, pos,
-                          cta_live, cslot, reg_ready, pool, pool_n, free, free_n, depth, ent_pc, ent_rpc, ent_nw, lay,
-                          g, block_start, src_reg, pl)
+                          cta_live, cslot, reg_ready, sb_used, pool, pool_n, free, free_n, depth, ent_pc, ent_rpc, ent_nw,
+                          lay, g, block_start, src_reg, pl)
                 res_cta[sm, c] = next_cta
                 sm_res[sm] += 1
                 next_cta += 1
@@ -1165,13 +1173,13 @@ def _run(mech, hws, sync, majority, gto, W, sw, n_sms, n_sched, cta_lim, tpc, n_
                 if w < 0:
                     continue
                 latency = lat[op_class[block_start[wf[w, F_BLK]] + wf[w, F_OFF]]]
-                width = _issue(hws, w, now, wf, wsl, W, sw, n_q, g, reg_ready, cslot, block_start, op_class, dst_reg,
+                width = _issue(hws, w, now, wf, wsl, W, sw, n_q, g, reg_ready, tpc, block_start, op_class, dst_reg,
                                lat, occ_hist, q_hist, ev)
                 b = wf[w, F_BLK]
                 off = wf[w, F_OFF]
                 if off + 1 < block_start[b + 1] - block_start[b]:
                     wf[w, F_OFF] = off + 1
-                    _ready_rows(wf, wsl, w, W, reg_ready, block_start, src_reg, pl)  # same threads
+                    _ready_rows(wf, wsl, w, W, reg_ready, block_start, src_reg, pl, tpc)  # same threads
                 elif _block_end(mech, hws, sm, w, now, wf, wsl, pool, pool_n, free, free_n, W, sw, wpc, WS, pos, path,
                                 succ_ptr, succ_idx, exit_b, ipdom, tpc, cta_live, cta_arr, depth, ent_pc, ent_rpc,
                                 ent_nw, lay, scr, sq_i, g, reg_ready, cslot, block_start, src_reg, pl, has_bar):
@@ -1199,7 +1207,7 @@ def _run(mech, hws, sync, majority, gto, W, sw, n_sms, n_sched, cta_lim, tpc, n_
                     last_progress = now
                     if next_cta < n_ctas:
                         _dispatch(mech, sm, c, next_cta, now + 1, W, wpc, WS, tpc, cta_lim, path_ptr, path, exit_b,
-                                  wf, wsl, pos, cta_live, cslot, reg_ready, pool, pool_n, free, free_n, depth, ent_pc,
+                                  wf, wsl, pos, cta_live, cslot, reg_ready, sb_used, pool, pool_n, free, free_n, depth, ent_pc,
                                   ent_rpc, ent_nw, lay, g, block_start, src_reg, pl)
                         res_cta[sm, c] = next_cta
                         sm_res[sm] += 1
@@ -1221,7 +1229,7 @@ def _run(mech, hws, sync, majority, gto, W, sw, n_sms, n_sched, cta_lim, tpc, n_
                     # few warp slots, many waiting (operands, branch, RPC): a branch-free minimum
                     # (vectorised) beats stopping early
                     for j in range(pool_n[sm]):
-                        min_ready = min(min_ready, rdy[j])
+                        min_ready = rdy[j] if rdy[j] < min_ready else min_ready
                 else:
                     # The next issue cycle is max(earliest free SIMD unit, earliest READY, now + 1),
                     # so any READY at or below lo = max(earliest free unit, now + 1) gives the same
@@ -1230,8 +1238,8 @@ def _run(mech, hws, sync, majority, gto, W, sw, n_sms, n_sched, cta_lim, tpc, n_
                     # exact.
                     fmin = INF
                     for k in range(n_sched):
-                        fmin = min(fmin, simd_free[sm, k])
-                    lo = max(now + 1, fmin)
+                        fmin = simd_free[sm, k] if simd_free[sm, k] < fmin else fmin
+                    lo = fmin if fmin > now + 1 else now + 1
                     for j in range(pool_n[sm]):
                         if rdy[j] < min_ready:
                             min_ready = rdy[j]
@@ -1308,7 +1316,8 @@ def simulate(trace, config, *, events: list | None = None):
     q_hist = np.zeros(config.n_quarters + 1, np.int64)
     _simulate(
         _CODES[config.mechanism], bool(config.hws), bool(config.hws_sync_sms), config.effective_issue_policy == "majority", config.effective_issue_policy == "gto",
-        W, config.simd_width, config.n_sms, config.n_schedulers, cta_lim, tpc, trace.n_ctas, n_regs,
+        W, config.simd_width, config.n_sms, config.n_schedulers, cta_lim, tpc, trace.n_ctas,
+        np.zeros(config.n_sms * cta_lim * max(n_regs, 1) * tpc, np.int64),  # calloc: see `_simulate`
         config.max_cycles, config.no_progress_cycles, max_depth,
         np.asarray(trace.block_start, np.int64), succ_ptr, np.asarray(trace.succ_idx, np.int64),
         np.asarray(trace.ipdom, np.int64), np.asarray(trace.has_barrier, np.bool_),
