@@ -53,7 +53,14 @@ F_CN = 15  # dwf majority: how many threads it counts there
 F_NROW = 16  # threads in the row cache wsl[w, W:W + F_NROW] (see `_ready`)
 F_MASK = 17  # occupied slots (bit s), as of the last `_ready`
 F_BASE = 18  # tbc: the first warp record of the owning CTA (no divisions at a block end)
-F_NF = 19
+F_EP = 19  # epoch of its thread set: +1 at every `_rows` (tags its register summary, see `_ready_rows`)
+F_NF = 20
+
+# Per-warp register summary (wsl[w, 2W:]): NSUM direct-mapped entries (tag, ready) where ready is
+# the latest ready cycle of register r over the warp's threads and tag = F_EP << 24 | r. Valid while
+# the thread set is unchanged: only the warp holding a thread writes that thread's registers.
+NSUM = 16
+SUM_R_BITS = 24  # registers below 2^24 (`simulate` checks)
 
 # The SM's pool view pl[sm, P_*, j], kept in step with wf by `_sync`: the schedulers, the merge search
 # and the next-event scan read these contiguous rows instead of chasing pool[sm, j] into wf (an
@@ -174,6 +181,7 @@ def _rows(wf, wsl, w, W, tpc, cslot):
     """Rebuild warp ``w``'s row cache and F_MASK from its slots (see `_ready`)."""
     n = 0
     mask = np.int64(0)
+    wf[w, F_EP] += 1  # a new thread set: its register summary is void
     for s in range(W):
         t = wsl[w, s]
         if t >= 0:
@@ -194,15 +202,24 @@ def _ready_rows(wf, wsl, w, W, reg_ready, block_start, src_reg, pl, tpc):
     instr = block_start[wf[w, F_BLK]] + wf[w, F_OFF]
     t_ready = wf[w, F_NB]
     n = wf[w, F_NROW]
+    ep = wf[w, F_EP] << SUM_R_BITS
     for j in range(3):
         r = src_reg[instr, j]
         if r < 0:
             continue
-        off = r * tpc
-        for k in range(W, W + n):
-            rr = reg_ready[wsl[w, k] + off]
-            if rr > t_ready:
-                t_ready = rr
+        c = 2 * W + 2 * (r & (NSUM - 1))
+        if wsl[w, c] == ep | r:  # the summary knows it: one read instead of one per thread
+            rr = wsl[w, c + 1]
+        else:
+            off = r * tpc
+            rr = 0
+            for k in range(W, W + n):
+                x = reg_ready[wsl[w, k] + off]
+                rr = x if x > rr else rr
+            wsl[w, c] = ep | r
+            wsl[w, c + 1] = rr
+        if rr > t_ready:
+            t_ready = rr
     wf[w, F_READY] = t_ready
     _sync(wf, pl, w, block_start)
 
@@ -804,6 +821,9 @@ def _issue(hws, w, now, wf, wsl, W, sw, n_q, g, reg_ready, tpc, block_start, op_
         off = r * tpc
         for k in range(W, W + wf[w, F_NROW]):  # the row cache (see `_ready`)
             reg_ready[wsl[w, k] + off] = now + latency
+        c = 2 * W + 2 * (r & (NSUM - 1))  # every thread of the warp: the summary is exact (see NSUM)
+        wsl[w, c] = (wf[w, F_EP] << SUM_R_BITS) | r
+        wsl[w, c + 1] = now + latency
     done_t = now + (latency if latency > width else width)
     if done_t > g[G_CYCLES]:
         g[G_CYCLES] = done_t
@@ -1039,7 +1059,8 @@ def _dispatch(mech, sm, c, cta, now, W, wpc, WS, tpc, cta_lim, path_ptr, path, e
 
 
 @jit
-def _simulate(mech, hws, sync, majority, gto, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, reg_ready, max_cycles,
+def _simulate(mech, hws, sync, majority, gto, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, reg_ready, wsl_buf,
+              max_cycles,
               no_progress, max_depth, block_start, succ_ptr, succ_idx, ipdom, has_bar, op_class, dst_reg, src_reg,
               lat, path_ptr, path, exit_b, ev, occ_hist, q_hist, g):
     """Replay every thread's path under dwf / en-dwf / tbc on ``n_sms`` SMs; fills ``g`` and histograms.
@@ -1056,7 +1077,9 @@ def _simulate(mech, hws, sync, majority, gto, W, sw, n_sms, n_sched, cta_lim, tp
     n_q = (W + sw - 1) // sw
     NW = WS if mech == TBC else cta_lim * tpc + 1  # dwf: every warp holds >= 1 thread
     wf = np.zeros((n_sms * NW, F_NF), np.int64)
-    wsl = np.empty((n_sms * NW, 2 * W), np.int64)  # slots, then the row cache (`_ready`)
+    # slots, the row cache (`_ready`), the register summary (NSUM; zero: no entry matches an epoch >= 1),
+    # in a zeroed buffer from the caller (calloc: records never taken are never touched)
+    wsl = wsl_buf[:n_sms * NW * (2 * W + 2 * NSUM)].reshape((n_sms * NW, 2 * W + 2 * NSUM))
     pool = np.zeros((n_sms, NW), np.int64)
     pool_n = np.zeros(n_sms, np.int64)
     free = np.zeros((n_sms, NW), np.int64)
@@ -1307,6 +1330,8 @@ def simulate(trace, config, *, events: list | None = None):
     tpc = trace.threads_per_cta
     cta_lim = cta_limit(config, tpc)
     n_regs = int(max(np.max(trace.dst_reg, initial=-1), np.max(trace.src_reg, initial=-1))) + 1
+    if n_regs > 1 << SUM_R_BITS:
+        raise ValueError(f"trace uses {n_regs} registers; the formation kernel supports at most {1 << SUM_R_BITS}")
     succ_ptr = np.asarray(trace.succ_ptr, np.int64)
     max_succ = int(np.max(np.diff(succ_ptr), initial=1))
     max_depth = int(min(trace.n_blocks * max(1, max_succ) + 2, 512))
@@ -1318,6 +1343,7 @@ def simulate(trace, config, *, events: list | None = None):
         _CODES[config.mechanism], bool(config.hws), bool(config.hws_sync_sms), config.effective_issue_policy == "majority", config.effective_issue_policy == "gto",
         W, config.simd_width, config.n_sms, config.n_schedulers, cta_lim, tpc, trace.n_ctas,
         np.zeros(config.n_sms * cta_lim * max(n_regs, 1) * tpc, np.int64),  # calloc: see `_simulate`
+        np.zeros(config.n_sms * (cta_lim * tpc + 1) * (2 * W + 2 * NSUM), np.int64),  # >= every warp record
         config.max_cycles, config.no_progress_cycles, max_depth,
         np.asarray(trace.block_start, np.int64), succ_ptr, np.asarray(trace.succ_idx, np.int64),
         np.asarray(trace.ipdom, np.int64), np.asarray(trace.has_barrier, np.bool_),
