@@ -1,11 +1,12 @@
-"""Where does the timing core spend its time? A perf profile of `_run`, line by line.
+"""Where does a simulation kernel spend its time? A perf profile of `_run`, line by line.
 
     sudo-less: perf must be allowed to sample your own processes (kernel.perf_event_paranoid <= 2)
     python scripts/profile_core.py TRACE.h5 [--mechanism sps] [--config gt200] [--seconds 8]
     python scripts/profile_core.py synthetic --mechanism dwf    # bench/bench_formation.py's trace and machine
 
 dwf, en-dwf and tbc profile the formation kernel (`formation._run`), every other mechanism the
-timing core (`core._run`). `--set key=value` overrides a config field (e.g. `--set hws=true`).
+timing core (`core._run`). `--set key=value` overrides a config field (e.g. `--set hws=true`);
+`--function _dwf_finish` maps the lines of another compiled (not inlined) function instead of `_run`.
 
 numba's machine code has no symbols perf can read, so this script (1) compiles the kernel afresh
 with line tables (a private NUMBA_CACHE_DIR and NUMBA_DEBUGINFO=1), (2) writes a perf map
@@ -39,6 +40,7 @@ def main():
     ap.add_argument("--seconds", type=float, default=8.0)
     ap.add_argument("--top", type=int, default=30)
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
+    ap.add_argument("--function", default="_run", help="the compiled function whose lines to map (default _run)")
     args = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="simt-prof-"))
     os.environ["NUMBA_CACHE_DIR"] = str(work / "numba")  # compile afresh: the library keeps its IR
@@ -78,10 +80,11 @@ def main():
             size = syms[k + 1][0] - addr if k + 1 < len(syms) else 1 << 16
             fh.write(f"{addr:x} {min(size, 1 << 20):x} {name}\n")
     mod = kernel.__name__.rsplit(".", 1)[1]  # mangled: _ZN<len>simt_fast3sim<len><module>4_run...
-    run_addr, run_name = next((a, n) for a, n in syms if re.match(rf"_ZN\d+simt_fast3sim{len(mod)}{mod}4_run", n))
+    fn = args.function
+    run_addr, run_name = next((a, n) for a, n in syms if re.match(rf"_ZN\d+simt_fast3sim{len(mod)}{mod}{len(fn)}{fn}B", n))
     run_size = next((a for a, _ in syms if a > run_addr), run_addr + (1 << 17)) - run_addr
     (work / "run.bin").write_bytes(ctypes.string_at(run_addr, min(run_size, 1 << 20)))
-    asm = libs[1].get_asm_str()
+    asm = next(a for a in (lib.get_asm_str() for lib in reversed(libs)) if run_name + ":" in a)
 
     stop = time.time() + args.seconds + 2
     replay = threading.Thread(target=lambda: [simulate(trace, cfg) for _ in iter(lambda: time.time() < stop, False)])
@@ -103,16 +106,15 @@ def main():
 
     # instruction k of the disassembly is instruction k of the listing: take the listing's lines
     lines, files, cur = [], {}, ("", 0)
+    # .file N "dir" "name" or .file N "path" (declared anywhere in the listing, often before the function)
+    for m in re.finditer(r'^\s*\.file\s+(\d+)\s+"([^"]*)"(?:\s+"([^"]*)")?', asm, re.M):
+        files[m.group(1)] = os.path.join(m.group(2), m.group(3)) if m.group(3) else m.group(2)
     body = asm[asm.index(run_name + ":"):]
     for raw in body.splitlines()[1:]:
         t = raw.strip()
         if t.startswith(".Lfunc_end"):
             break
-        if t.startswith(".file"):
-            m = re.match(r'\.file\s+(\d+)\s+"([^"]*)"(?:\s+"([^"]*)")?', t)
-            if m:  # .file N "dir" "name" or .file N "path"
-                files[m.group(1)] = os.path.join(m.group(2), m.group(3)) if m.group(3) else m.group(2)
-        elif t.startswith(".loc"):
+        if t.startswith(".loc"):
             p = t.split()
             cur = (p[1], int(p[2]))
         elif t and not t.startswith((".", "#")) and not t.endswith(":"):
@@ -127,7 +129,7 @@ def main():
         if k is not None and k < len(lines):
             per_line[lines[k]] += n
     sources = {}
-    print(f"\nhottest source lines inside _run ({total} samples in all):")
+    print(f"\nhottest source lines inside {fn} ({total} samples in all):")
     for (f, ln), n in per_line.most_common(args.top):
         path = files.get(f, "?")
         if path not in sources:
