@@ -761,11 +761,18 @@ def _release(mech, hws, sm, cta, now, wf, wsl, pool, pool_n, free, free_n, W, sw
         cta_arr[cta] = 0
         while True:
             best = -1
-            for j in range(NW):
-                w = sm * NW + j
-                if wf[w, F_USED] and wf[w, F_STATE] == 1 and wf[w, F_CTA] == cta:
-                    if best < 0 or wf[w, F_AGE] < wf[best, F_AGE]:
+            if mech == TBC:  # the CTA's warp slots (few)
+                for j in range(NW):
+                    w = sm * NW + j
+                    if wf[w, F_USED] and wf[w, F_STATE] == 1 and wf[w, F_CTA] == cta:
+                        if best < 0 or wf[w, F_AGE] < wf[best, F_AGE]:
+                            best = w
+            else:  # dwf: waiting warps stay in the pool, whose order is age order: the first is the oldest
+                for j in range(pool_n[sm]):  # (not every record of the SM: there are tpc * CTAs of them)
+                    w = pool[sm, j]
+                    if wf[w, F_STATE] == 1 and wf[w, F_CTA] == cta:
                         best = w
+                        break
             if best < 0:
                 break
             wf[best, F_STATE] = 0
