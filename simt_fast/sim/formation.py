@@ -18,7 +18,7 @@ import numpy as np
 from .._jit import jit
 from . import dwf as _dwf
 from . import hws as _hws
-from .mech._tables import helper, inline_helper
+from .mech._tables import helper, inline_helper, popcount
 
 # Helpers of the cycle loop never allocate, so they are compiled without the numba runtime (the
 # core's `helper`; docs/core.md). `_simulate` allocates the state and hands it to the NRT-free `_run`.
@@ -59,7 +59,7 @@ F_NF = 20
 # Per-warp register summary (wsl[w, 2W:]): NSUM direct-mapped entries (tag, ready) where ready is
 # the latest ready cycle of register r over the warp's threads and tag = F_EP << 24 | r. Valid while
 # the thread set is unchanged: only the warp holding a thread writes that thread's registers.
-NSUM = 16
+NSUM = 64  # a power of two; 64 rather than 16: PTX kernels have hundreds of virtual registers (paired: +3-10% on converged kernels)
 SUM_R_BITS = 24  # registers below 2^24 (`simulate` checks)
 
 # The SM's pool view pl[sm, P_*, j], kept in step with wf by `_sync`: the schedulers, the merge search
@@ -324,6 +324,14 @@ def _release_warp(wf, free, free_n, sm, w):
 
 
 @inline_helper
+def _merge_may_fit(mmask, fmask, W):
+    """Can en-DWF's merge of warps with these occupied slots succeed at all? Every thread needs a
+    position of its own (at most W in all): a necessary test that spares `_merge_into` between
+    full warps, the common meeting in converged code."""
+    return popcount(mmask) + popcount(fmask) <= W
+
+
+@inline_helper
 def _place(enhanced, sm, male, s, now, exclude, wf, wsl, pool, pool_n, W, sw, out, g, reg_ready, tpc, cslot,
            block_start, src_reg, pl):
     """Merge the male group into the forming warps at (s, 0), oldest first; returns threads left."""
@@ -352,6 +360,8 @@ def _place(enhanced, sm, male, s, now, exclude, wf, wsl, pool, pool_n, W, sw, ou
                 for slot in range(W):
                     if male[slot] >= 0:
                         wsl[f, slot] = male[slot]
+            elif not _merge_may_fit(mmask, fmask, W):
+                ok = False  # more threads than slots: some lane overflows, `_merge_into` would refuse
             else:
                 ok, n_conf, n_moved = _merge_into(male, wsl[f], out, sw, True)
                 if ok:
