@@ -1220,6 +1220,18 @@ def _run(mech, hws, sync, majority, gto, W, sw, n_sms, n_sched, cta_lim, tpc, n_
                 if off + 1 < block_start[b + 1] - block_start[b]:
                     wf[w, F_OFF] = off + 1
                     _ready_rows(wf, wsl, w, W, reg_ready, block_start, src_reg, pl, tpc)  # same threads
+                elif mech != TBC and not has_bar[b]:
+                    # dwf's common block end, called directly (one whole-state call instead of two)
+                    if _dwf_finish((mech == EN_DWF) & (sw < W), hws, sm, w, now, wf, wsl, pool, pool_n, free, free_n,
+                                   W, sw, pos, path, succ_ptr, succ_idx, exit_b, tpc, cta_live, cta_arr, sq_i[3],
+                                   scr[0], scr[1], scr[2], scr[3], sq_i[0], sq_i[1], scr[4], g, reg_ready, cslot,
+                                   block_start, src_reg, pl):
+                        return
+                    if g[G_NREL] > 0 and _drain(mech, hws, sm, now, wf, wsl, pool, pool_n, free, free_n, W, sw, wpc,
+                                                WS, pos, path, succ_ptr, succ_idx, exit_b, ipdom, tpc, cta_live,
+                                                cta_arr, depth, ent_pc, ent_rpc, ent_nw, lay, scr, sq_i, g, reg_ready,
+                                                cslot, block_start, src_reg, pl):
+                        return
                 elif _block_end(mech, hws, sm, w, now, wf, wsl, pool, pool_n, free, free_n, W, sw, wpc, WS, pos, path,
                                 succ_ptr, succ_idx, exit_b, ipdom, tpc, cta_live, cta_arr, depth, ent_pc, ent_rpc,
                                 ent_nw, lay, scr, sq_i, g, reg_ready, cslot, block_start, src_reg, pl, has_bar):
