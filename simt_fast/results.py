@@ -34,6 +34,7 @@ import fcntl
 import json
 import os
 import socket
+import time
 from dataclasses import fields
 from pathlib import Path
 from typing import Callable, Iterable, Mapping, Optional
@@ -149,8 +150,34 @@ def _encode(name: str, value) -> object:
 # ---------------------------------------------------------------------------------------------
 
 
+LOCK_WAIT_SECONDS = 10.0
+
+
+def _h5_open(path, mode: str, **kw) -> h5py.File:
+    """h5py.File, waiting while another process holds HDF5's lock on the file.
+
+    HDF5 takes a non-blocking lock when it opens a file (shared to read, exclusive to write), so a
+    sweep resuming into a results file fails at once while a reader (``simt-fast report``, a test
+    polling for rows) has it open for a moment, and a reader fails while a writer is opening it.
+    Such a clash lasts milliseconds: retry for up to LOCK_WAIT_SECONDS before giving up.
+    """
+    deadline = time.monotonic() + LOCK_WAIT_SECONDS
+    delay = 0.005
+    while True:
+        try:
+            return h5py.File(path, mode, **kw)
+        except OSError as e:
+            if "unable to lock file" not in str(e).lower() or time.monotonic() >= deadline:
+                raise
+        time.sleep(delay)
+        delay = min(delay * 2, 0.2)
+
+
 def _describe_open_error(name: str, err: Exception) -> ResultsError:
     low = str(err).lower()
+    if "unable to lock file" in low:
+        return ResultsError(f"{name} stayed locked by another process for {LOCK_WAIT_SECONDS:.0f} s (a sweep "
+                            f"writing it, or a program reading it); try again when it has finished")
     if "signature" in low:
         return ResultsError(f"{name} is not an HDF5 file, so it cannot be a simt-fast results file")
     if "truncated" in low or "eof" in low:
@@ -193,14 +220,14 @@ def _open_read(path) -> h5py.File:
     if p.is_dir():
         raise ResultsError(f"{name} is a directory, not a results file")
     try:
-        f = h5py.File(path, "r")
+        f = _h5_open(path, "r")
     except (OSError, ValueError) as err:
         # Flagged open-for-write: a sweep is appending to it now, or was killed. SWMR readers may
         # read it (only then: SWMR reads retry failed checksums for a long time on corrupt files).
         if "already open for write" not in str(err):
             raise _describe_open_error(name, err) from None
         try:
-            f = h5py.File(path, "r", swmr=True)
+            f = _h5_open(path, "r", swmr=True)
         except (OSError, ValueError) as swmr_err:
             raise _describe_open_error(name, swmr_err) from None
     try:
@@ -494,7 +521,7 @@ class ResultsWriter:
         columns, hists, attrs = _read_file(self.path)  # checks schema, readable even after a crash
         _check_signature(self.name, columns, hists)
         try:
-            f = h5py.File(self.path, "r+", libver="latest")
+            f = _h5_open(self.path, "r+", libver="latest")
         except OSError as e:
             if "already open for write" not in str(e):
                 raise _describe_open_error(self.name, e) from None
@@ -503,7 +530,7 @@ class ResultsWriter:
             keep = {k: v for k, v in attrs.items() if k not in ("schema",)}
             write_rows(self.path, columns, hists, keep)
             self.recovered = True
-            f = h5py.File(self.path, "r+", libver="latest")
+            f = _h5_open(self.path, "r+", libver="latest")
         history = json.loads(f.attrs.get("history", "[]") or "[]")
         history.append(session)
         f.attrs["history"] = json.dumps(history)

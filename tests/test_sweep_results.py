@@ -130,6 +130,49 @@ def test_writer_killed_without_closing_is_recovered(tmp_path):
     assert list(results.load(path)["cycles"]) == [10, 11, 12, 13, 14, 15]
 
 
+def _hold_open_for_reading(path, seconds):
+    """Another process that keeps ``path`` open for reading (HDF5's shared lock) for ``seconds``."""
+    code = textwrap.dedent(f"""
+        import sys, time, h5py
+        f = h5py.File({str(path)!r}, "r")
+        print("open", flush=True)
+        time.sleep({seconds})
+        f.close()
+    """)
+    proc = subprocess.Popen([sys.executable, "-W", "ignore", "-c", code], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "open"
+    return proc
+
+
+def test_writer_waits_while_a_reader_holds_the_file(tmp_path):
+    # A sweep resuming into a file that `simt-fast report` (or anything else) is reading for a moment
+    # waits for it instead of failing (found as a flaky resume test: the test's own polling reader).
+    path = tmp_path / "r.h5"
+    _fill(path, rows=3)
+    reader = _hold_open_for_reading(path, 0.5)
+    try:
+        with ResultsWriter(path) as w:
+            assert len(w.ids) == 3
+            w.append("late", "d", "t", SimConfig().to_dict(), Stats(cycles=7))
+    finally:
+        reader.wait(10)
+    assert len(results.load(path)) == 4
+
+
+def test_writer_locked_out_too_long_gets_one_clear_sentence(tmp_path, monkeypatch):
+    path = tmp_path / "r.h5"
+    _fill(path, rows=2)
+    monkeypatch.setattr(results, "LOCK_WAIT_SECONDS", 0.3)
+    reader = _hold_open_for_reading(path, 3)
+    try:
+        with pytest.raises(ResultsError) as excinfo:
+            ResultsWriter(path)
+    finally:
+        reader.kill()
+        reader.wait(10)
+    _one_sentence(excinfo, str(path), "locked by another process")
+
+
 def _one_sentence(excinfo, *fragments):
     msg = str(excinfo.value)
     assert "\n" not in msg and "Traceback" not in msg
