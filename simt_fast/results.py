@@ -167,15 +167,20 @@ def _h5_open(path, mode: str, **kw) -> h5py.File:
         try:
             return h5py.File(path, mode, **kw)
         except OSError as e:
-            if "unable to lock file" not in str(e).lower() or time.monotonic() >= deadline:
+            if not _lock_clash(e) or time.monotonic() >= deadline:
                 raise
         time.sleep(delay)
         delay = min(delay * 2, 0.2)
 
 
+def _lock_clash(err: Exception) -> bool:
+    """Did HDF5 refuse to open the file because another process holds its lock?"""
+    return "unable to lock file" in str(err).lower()
+
+
 def _describe_open_error(name: str, err: Exception) -> ResultsError:
     low = str(err).lower()
-    if "unable to lock file" in low:
+    if _lock_clash(err):
         return ResultsError(f"{name} stayed locked by another process for {LOCK_WAIT_SECONDS:.0f} s (a sweep "
                             f"writing it, or a program reading it); try again when it has finished")
     if "signature" in low:

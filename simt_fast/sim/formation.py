@@ -59,7 +59,8 @@ F_NF = 20
 # Per-warp register summary (wsl[w, 2W:]): NSUM direct-mapped entries (tag, ready) where ready is
 # the latest ready cycle of register r over the warp's threads and tag = F_EP << 24 | r. Valid while
 # the thread set is unchanged: only the warp holding a thread writes that thread's registers.
-NSUM = 64  # a power of two; 64 rather than 16: PTX kernels have hundreds of virtual registers (paired: +3-10% on converged kernels)
+# A power of two; 64 rather than 16 since PTX kernels use hundreds of virtual registers (docs/formation.md).
+NSUM = 64
 SUM_R_BITS = 24  # registers below 2^24 (`simulate` checks)
 
 # The SM's pool view pl[sm, P_*, j], kept in step with wf by `_sync`: the schedulers, the merge search
@@ -852,8 +853,9 @@ def _issue(hws, w, now, wf, wsl, W, sw, n_q, g, reg_ready, tpc, block_start, op_
 def _block_end(mech, hws, sm, w, now, wf, wsl, pool, pool_n, free, free_n, W, sw, wpc, WS, pos, path, succ_ptr,
                succ_idx, exit_b, ipdom, tpc, cta_live, cta_arr, depth, ent_pc, ent_rpc, ent_nw, lay, scr, sq_i, g,
                reg_ready, cslot, block_start, src_reg, pl, has_bar):
-    """Warp ``w`` issued the last instruction of its block: barrier, or regroup at the successors
-    (then release the barriers that exits completed). Returns an error code (0: none)."""
+    """Warp ``w`` issued the last instruction of its block: barrier, or (tbc) regroup at the successors
+    (then release the barriers that exits completed). Returns an error code (0: none). dwf's blocks
+    without a barrier do not come here: the cycle loop calls `_dwf_finish` directly."""
     b = wf[w, F_BLK]
     if has_bar[b]:
         if mech == TBC:
@@ -878,14 +880,10 @@ def _block_end(mech, hws, sm, w, now, wf, wsl, pool, pool_n, free, free_n, W, sw
                                    ent_rpc, ent_nw, lay, scr, sq_i, g, reg_ready, cslot, block_start, src_reg, pl)
                     if err:
                         break
-    elif mech == TBC:  # as `_finish`, one whole-state call less
+    else:  # tbc (as `_finish`, one whole-state call less)
         err = _tbc_finish(w, now, wf, wsl, W, wpc, pos, path, succ_ptr, succ_idx, exit_b, ipdom, tpc, cta_live,
                           cta_arr, sq_i[3], depth, ent_pc, ent_rpc, ent_nw, lay, scr[0], scr[4], g, reg_ready, cslot,
                           block_start, src_reg, pl, WS)
-    else:
-        err = _dwf_finish((mech == EN_DWF) & (sw < W), hws, sm, w, now, wf, wsl, pool, pool_n, free, free_n, W, sw,
-                          pos, path, succ_ptr, succ_idx, exit_b, tpc, cta_live, cta_arr, sq_i[3], scr[0], scr[1],
-                          scr[2], scr[3], sq_i[0], sq_i[1], scr[4], g, reg_ready, cslot, block_start, src_reg, pl)
     if err or g[G_NREL] == 0:
         return err
     return _drain(mech, hws, sm, now, wf, wsl, pool, pool_n, free, free_n, W, sw, wpc, WS, pos, path, succ_ptr,
@@ -1221,7 +1219,8 @@ def _run(mech, hws, sync, majority, gto, W, sw, n_sms, n_sched, cta_lim, tpc, n_
                     wf[w, F_OFF] = off + 1
                     _ready_rows(wf, wsl, w, W, reg_ready, block_start, src_reg, pl, tpc)  # same threads
                 elif mech != TBC and not has_bar[b]:
-                    # dwf's common block end, called directly (one whole-state call instead of two)
+                    # dwf's block end without a barrier, called directly (one whole-state call instead of
+                    # two through `_block_end`, which handles barriers and tbc)
                     if _dwf_finish((mech == EN_DWF) & (sw < W), hws, sm, w, now, wf, wsl, pool, pool_n, free, free_n,
                                    W, sw, pos, path, succ_ptr, succ_idx, exit_b, tpc, cta_live, cta_arr, sq_i[3],
                                    scr[0], scr[1], scr[2], scr[3], sq_i[0], sq_i[1], scr[4], g, reg_ready, cslot,
