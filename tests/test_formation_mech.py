@@ -103,6 +103,27 @@ def test_deterministic_and_independent_of_event_logging():
         assert formation.simulate(trace, cfg, events=[]).to_dict() == a == formation.simulate(trace, cfg).to_dict()
 
 
+def test_scoreboard_is_int32_only_when_every_ready_cycle_fits():
+    # an issue at cycle <= max_cycles writes at most max_cycles + the longest latency
+    longest = 400  # the default lat_global and lat_local
+    edge = np.iinfo(np.int32).max - longest
+    assert formation._scoreboard_dtype(SimConfig()) == np.int32  # the default max_cycles
+    assert formation._scoreboard_dtype(SimConfig(max_cycles=edge - 1)) == np.int32
+    assert formation._scoreboard_dtype(SimConfig(max_cycles=edge)) == np.int64
+    assert formation._scoreboard_dtype(SimConfig(max_cycles=edge - 1, lat_global=longest + 1)) == np.int64
+
+
+def test_int64_scoreboard_gives_the_same_run():
+    trace = synthetic(12, 96, seed=5, warp_size=8, block=(32, 1, 1), divergence=0.3)
+    for m in ("dwf", "tbc"):
+        cfg = SimConfig(mechanism=m, warp_size=8, simd_width=2, n_sms=2, lat_global=50)
+        wide = cfg.replace(max_cycles=1 << 40)
+        assert formation._scoreboard_dtype(wide) == np.int64
+        ev32, ev64 = [], []
+        assert formation.simulate(trace, cfg, events=ev32).to_dict() == formation.simulate(trace, wide, events=ev64).to_dict()
+        assert ev32 == ev64 and ev32
+
+
 def test_dwf_never_issues_more_than_serial_splits_and_en_dwf_merges_at_least_as_often():
     trace = synthetic(30, 512, seed=11, warp_size=32, block=(128, 1, 1), divergence=0.4, barrier_prob=0.0)
     cfg = SimConfig(warp_size=32, simd_width=8, n_sms=2, issue_policy="majority", lat_global=100)

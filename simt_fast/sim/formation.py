@@ -269,9 +269,7 @@ def _step(wf, wsl, w, W, pos, path, succ_ptr, succ_idx, g, now, nxt):
         nxt[s] = n
         ok = False
         for e in range(succ_ptr[b], succ_ptr[b + 1]):
-            if succ_idx[e] == n:
-                ok = True
-                break
+            ok |= succ_idx[e] == n  # no early exit: which edge a thread takes is unpredictable
         if not ok:
             g[G_ERR] = ERR_BAD_EDGE
             g[G_ERR_WARP] = t
@@ -1080,7 +1078,8 @@ def _simulate(mech, hws, sync, majority, gto, W, sw, n_sms, n_sched, cta_lim, tp
               lat, path_ptr, path, exit_b, ev, occ_hist, q_hist, g):
     """Replay every thread's path under dwf / en-dwf / tbc on ``n_sms`` SMs; fills ``g`` and histograms.
 
-    ``reg_ready`` is the per-thread scoreboard, all zero: ready cycle of register r of CTA-local
+    ``reg_ready`` is the per-thread scoreboard (int32 or int64: `_scoreboard_dtype`), all zero:
+    ready cycle of register r of CTA-local
     thread lt of CTA residency slot cs at ``cs * n_regs * tpc + r * tpc + lt``. Slot-major, so that
     a dispatch clears one contiguous block, and allocated by the caller with ``np.zeros`` (calloc:
     pages nobody touches are never faulted in; PTX kernels have hundreds of virtual registers, and
@@ -1139,6 +1138,7 @@ def _simulate(mech, hws, sync, majority, gto, W, sw, n_sms, n_sched, cta_lim, tp
     dirty = np.ones(n_sms, np.bool_)
     chk = np.ones(n_sms, np.bool_)  # look for finished CTAs at the next visit (after a dispatch)
     acc = np.zeros(n_sms, np.int64)  # idle cycles are counted up to here
+    vis = np.zeros(n_sms, np.int64)  # the SMs to visit at the next event cycle
     scr = np.zeros((5, W), np.int64)  # orig, male, out, squeezed, next block per slot
     sq_i = np.zeros((4, max(W, n_q, n_cs) + 1), np.int64)  # squeeze counts/order, CTA list, release queue
 
@@ -1151,7 +1151,7 @@ def _simulate(mech, hws, sync, majority, gto, W, sw, n_sms, n_sched, cta_lim, tp
          path, exit_b, ev, occ_hist, q_hist, g, wpc, WS, n_q, NW, wf, wsl, pool, pool_n, free, free_n,
          depth, ent_pc, ent_rpc, ent_nw, lay, reg_ready, cslot, pos, cta_live, cta_arr, res_cta,
          simd_free, rr, last, last_age, sm_next, sm_res, smr, dirty, scr, sq_i, iss_sm, iss_k,
-         iss_lat, pl, chk, acc, sb_used)
+         iss_lat, pl, chk, acc, sb_used, vis)
 
 
 @helper
@@ -1160,7 +1160,7 @@ def _run(mech, hws, sync, majority, gto, W, sw, n_sms, n_sched, cta_lim, tpc, n_
          path, exit_b, ev, occ_hist, q_hist, g, wpc, WS, n_q, NW, wf, wsl, pool, pool_n, free, free_n,
          depth, ent_pc, ent_rpc, ent_nw, lay, reg_ready, cslot, pos, cta_live, cta_arr, res_cta,
          simd_free, rr, last, last_age, sm_next, sm_res, smr, dirty, scr, sq_i, iss_sm, iss_k,
-         iss_lat, pl, chk, acc, sb_used):
+         iss_lat, pl, chk, acc, sb_used, vis):
     """The cycle loop (NRT-free: it never allocates, so its helper calls cost no refcounting)."""
 
     next_cta = 0
@@ -1173,6 +1173,14 @@ def _run(mech, hws, sync, majority, gto, W, sw, n_sms, n_sched, cta_lim, tpc, n_
                 res_cta[sm, c] = next_cta
                 sm_res[sm] += 1
                 next_cta += 1
+    # the SMs to visit at the next event cycle, ascending (at cycle 0: every SM with a CTA); an SM
+    # without resident CTAs has sm_next INF, so the next event is a plain minimum over sm_next
+    n_vis = 0
+    for sm in range(n_sms):
+        sm_next[sm] = 0 if sm_res[sm] > 0 else INF
+        if sm_res[sm] > 0:
+            vis[n_vis] = sm
+            n_vis += 1
     done = 0
     now = 0
     last_progress = 0
@@ -1183,12 +1191,8 @@ def _run(mech, hws, sync, majority, gto, W, sw, n_sms, n_sched, cta_lim, tpc, n_
             return
         n_iss = 0
         max_w = 0
-        for sm in range(n_sms):
-            if sm_res[sm] == 0:
-                sm_next[sm] = INF
-                continue
-            if sm_next[sm] > now:
-                continue
+        for vi in range(n_vis):
+            sm = vis[vi]
             # idle cycles since this SM's last visit (the core's definition: no issue and every SIMD
             # unit drained), counted now rather than cycle by cycle: its units change only when it
             # issues, so they are idle from the cycle the last one drains
@@ -1318,18 +1322,17 @@ def _run(mech, hws, sync, majority, gto, W, sw, n_sms, n_sched, cta_lim, tpc, n_
         if done >= n_ctas:
             break
         nxt_t = INF
-        n_res = 0
-        for sm in range(n_sms):
-            if sm_res[sm] > 0:
-                n_res += 1
-                if sm_next[sm] < nxt_t:
-                    nxt_t = sm_next[sm]
+        for sm in range(n_sms):  # (branch-free: vectorised)
+            nxt_t = sm_next[sm] if sm_next[sm] < nxt_t else nxt_t
         if nxt_t >= INF:
             g[G_ERR] = ERR_DEADLOCK
             g[G_ERR_CYCLE] = now
             return
-        if nxt_t <= now:
-            nxt_t = now + 1
+        # every SM's next cycle is past `now` (a visit sets one, the others were past it already)
+        n_vis = 0
+        for sm in range(n_sms):
+            vis[n_vis] = sm
+            n_vis += sm_next[sm] == nxt_t
         if nxt_t - last_progress > no_progress:
             g[G_ERR] = ERR_NO_PROGRESS
             g[G_ERR_CYCLE] = now
@@ -1370,7 +1373,7 @@ def simulate(trace, config, *, events: list | None = None):
     _simulate(
         _CODES[config.mechanism], bool(config.hws), bool(config.hws_sync_sms), config.effective_issue_policy == "majority", config.effective_issue_policy == "gto",
         W, config.simd_width, config.n_sms, config.n_schedulers, cta_lim, tpc, trace.n_ctas,
-        np.zeros(config.n_sms * cta_lim * max(n_regs, 1) * tpc, np.int64),  # calloc: see `_simulate`
+        np.zeros(config.n_sms * cta_lim * max(n_regs, 1) * tpc, _scoreboard_dtype(config)),  # calloc: see `_simulate`
         np.zeros(config.n_sms * (cta_lim * tpc + 1) * (2 * W + 2 * NSUM), np.int64),  # >= every warp record
         config.max_cycles, config.no_progress_cycles, max_depth,
         np.asarray(trace.block_start, np.int64), succ_ptr, np.asarray(trace.succ_idx, np.int64),
@@ -1394,6 +1397,18 @@ def simulate(trace, config, *, events: list | None = None):
         lane_conflicts=int(g[G_LANE_CONFLICTS]), barrier_wait_cycles=int(g[G_BARWAIT]),
         occupancy_hist=occ_hist, quarter_hist=q_hist,
     ).finalize(W)
+
+
+def _scoreboard_dtype(config):
+    """int32 ready cycles when every one fits (the run stops past ``max_cycles``, and an issue at
+    cycle <= max_cycles writes at most max_cycles + the longest latency), else int64. The gathers
+    of regrouped warps' operands are the kernel's largest memory cost; half the bytes halve the
+    scoreboard's cache footprint (docs/formation.md). A larger ``max_cycles`` than the default
+    compiles the kernel a second time, for int64."""
+    from . import latencies
+
+    longest = int(np.max(latencies(config)))
+    return np.int32 if config.max_cycles + longest < np.iinfo(np.int32).max else np.int64
 
 
 def _error_message(config, g) -> str:
