@@ -1138,7 +1138,6 @@ def _simulate(mech, hws, sync, majority, gto, W, sw, n_sms, n_sched, cta_lim, tp
     dirty = np.ones(n_sms, np.bool_)
     chk = np.ones(n_sms, np.bool_)  # look for finished CTAs at the next visit (after a dispatch)
     acc = np.zeros(n_sms, np.int64)  # idle cycles are counted up to here
-    vis = np.zeros(n_sms, np.int64)  # the SMs to visit at the next event cycle
     scr = np.zeros((5, W), np.int64)  # orig, male, out, squeezed, next block per slot
     sq_i = np.zeros((4, max(W, n_q, n_cs) + 1), np.int64)  # squeeze counts/order, CTA list, release queue
 
@@ -1151,7 +1150,7 @@ def _simulate(mech, hws, sync, majority, gto, W, sw, n_sms, n_sched, cta_lim, tp
          path, exit_b, ev, occ_hist, q_hist, g, wpc, WS, n_q, NW, wf, wsl, pool, pool_n, free, free_n,
          depth, ent_pc, ent_rpc, ent_nw, lay, reg_ready, cslot, pos, cta_live, cta_arr, res_cta,
          simd_free, rr, last, last_age, sm_next, sm_res, smr, dirty, scr, sq_i, iss_sm, iss_k,
-         iss_lat, pl, chk, acc, sb_used, vis)
+         iss_lat, pl, chk, acc, sb_used)
 
 
 @helper
@@ -1160,7 +1159,7 @@ def _run(mech, hws, sync, majority, gto, W, sw, n_sms, n_sched, cta_lim, tpc, n_
          path, exit_b, ev, occ_hist, q_hist, g, wpc, WS, n_q, NW, wf, wsl, pool, pool_n, free, free_n,
          depth, ent_pc, ent_rpc, ent_nw, lay, reg_ready, cslot, pos, cta_live, cta_arr, res_cta,
          simd_free, rr, last, last_age, sm_next, sm_res, smr, dirty, scr, sq_i, iss_sm, iss_k,
-         iss_lat, pl, chk, acc, sb_used, vis):
+         iss_lat, pl, chk, acc, sb_used):
     """The cycle loop (NRT-free: it never allocates, so its helper calls cost no refcounting)."""
 
     next_cta = 0
@@ -1173,14 +1172,6 @@ def _run(mech, hws, sync, majority, gto, W, sw, n_sms, n_sched, cta_lim, tpc, n_
                 res_cta[sm, c] = next_cta
                 sm_res[sm] += 1
                 next_cta += 1
-    # the SMs to visit at the next event cycle, ascending (at cycle 0: every SM with a CTA); an SM
-    # without resident CTAs has sm_next INF, so the next event is a plain minimum over sm_next
-    n_vis = 0
-    for sm in range(n_sms):
-        sm_next[sm] = 0 if sm_res[sm] > 0 else INF
-        if sm_res[sm] > 0:
-            vis[n_vis] = sm
-            n_vis += 1
     done = 0
     now = 0
     last_progress = 0
@@ -1191,8 +1182,12 @@ def _run(mech, hws, sync, majority, gto, W, sw, n_sms, n_sched, cta_lim, tpc, n_
             return
         n_iss = 0
         max_w = 0
-        for vi in range(n_vis):
-            sm = vis[vi]
+        for sm in range(n_sms):
+            if sm_res[sm] == 0:
+                sm_next[sm] = INF
+                continue
+            if sm_next[sm] > now:
+                continue
             # idle cycles since this SM's last visit (the core's definition: no issue and every SIMD
             # unit drained), counted now rather than cycle by cycle: its units change only when it
             # issues, so they are idle from the cycle the last one drains
@@ -1322,17 +1317,18 @@ def _run(mech, hws, sync, majority, gto, W, sw, n_sms, n_sched, cta_lim, tpc, n_
         if done >= n_ctas:
             break
         nxt_t = INF
-        for sm in range(n_sms):  # (branch-free: vectorised)
-            nxt_t = sm_next[sm] if sm_next[sm] < nxt_t else nxt_t
+        n_res = 0
+        for sm in range(n_sms):
+            if sm_res[sm] > 0:
+                n_res += 1
+                if sm_next[sm] < nxt_t:
+                    nxt_t = sm_next[sm]
         if nxt_t >= INF:
             g[G_ERR] = ERR_DEADLOCK
             g[G_ERR_CYCLE] = now
             return
-        # every SM's next cycle is past `now` (a visit sets one, the others were past it already)
-        n_vis = 0
-        for sm in range(n_sms):
-            vis[n_vis] = sm
-            n_vis += sm_next[sm] == nxt_t
+        if nxt_t <= now:
+            nxt_t = now + 1
         if nxt_t - last_progress > no_progress:
             g[G_ERR] = ERR_NO_PROGRESS
             g[G_ERR_CYCLE] = now
