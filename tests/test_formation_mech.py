@@ -63,6 +63,43 @@ def test_kernel_matches_reference_stats_and_issue_sequence(case):
     assert fast_ev == ref_ev  # same warps, same threads in the same slots, same cycles
 
 
+def _outcome(trace, cfg, sm_major):
+    """Stats and issue events of a run, or its error message."""
+    from simt_fast.sim import SimulationError
+
+    ev = []
+    try:
+        return formation.simulate(trace, cfg, events=ev, sm_major=sm_major).to_dict(), ev
+    except SimulationError as e:
+        return str(e)
+
+
+@settings(max_examples=80, **SETTINGS)
+@given(cases(), st.sampled_from((2_000_000_000, 40, 150, 600)), st.sampled_from((1_000_000, 3, 12, 40)))
+def test_sm_major_visits_give_the_cycle_major_run(case, max_cycles, no_progress):
+    # `_run` runs one SM at a time (stopping whenever a freed CTA slot waits for the next CTA) unless
+    # asked for the cycle-major order; both must be the same machine, down to the error and its
+    # cycle when a tight max_cycles / no_progress_cycles (or a divergent barrier) stops the run
+    trace, cfg = case
+    cfg = cfg.replace(hws_sync_sms=False, max_cycles=max_cycles, no_progress_cycles=no_progress)
+    assert _outcome(trace, cfg, True) == _outcome(trace, cfg, False)
+
+
+def test_sm_major_hands_out_ctas_in_cycle_then_sm_order():
+    # 30 CTAs over 3 SMs of 2 slots: most CTAs go to the slot that frees first; kernel and reference
+    # agree on the whole event log (which names each warp's SM: id mod n_sms)
+    trace = synthetic(20, 600, seed=5, warp_size=8, block=(20, 1, 1))
+    for m in ("dwf", "en-dwf", "tbc"):
+        cfg = SimConfig(mechanism=m, warp_size=8, simd_width=4, n_sms=3, max_ctas_per_sm=2, max_warps_per_sm=64,
+                        lat_global=37)
+        fast_ev, ref_ev = [], []
+        fast = formation.simulate(trace, cfg, events=fast_ev)
+        assert fast.to_dict() == run_reference(trace, cfg, ref_ev).to_dict()
+        assert fast_ev == ref_ev
+        assert {e["warp"] % 3 for e in fast_ev} == {0, 1, 2}
+        assert _outcome(trace, cfg, False) == (fast.to_dict(), fast_ev)
+
+
 @settings(max_examples=40, **SETTINGS)
 @given(synthetic.traces(max_blocks=18, max_threads=96, barrier_prob=0.0), st.sampled_from((4, 8, 16, 32)),
        st.data())

@@ -35,7 +35,7 @@ INF = np.int64(1) << 62
 
 # warp fields (wf[w, F_*])
 F_USED = 0
-F_ID = 1  # id reported in events
+F_ID = 1  # id reported in events: SM-local creation index * n_sms + SM (`_new_warp`)
 F_AGE = 2  # creation order (round robin, oldest first)
 F_BLK = 3
 F_OFF = 4
@@ -91,16 +91,16 @@ G_ERR_NEXT = 12
 G_NEVENTS = 13
 G_EV_OVERFLOW = 14
 G_AGE = 15
-G_ID = 16
-G_NREL = 17  # CTAs queued in the release list
-G_EXITS = 18  # threads exited so far (an SM looks for finished CTAs only after exits or a dispatch)
-G_N = 19
+G_NREL = 16  # CTAs queued in the release list
+G_EXITS = 17  # threads exited so far (an SM looks for finished CTAs only after exits or a dispatch)
+G_N = 18  # then one warp-id counter per SM: g[G_N + sm]
 
 ERR_DEADLOCK = 1
 ERR_NO_PROGRESS = 2
 ERR_MAX_CYCLES = 3
 ERR_TABLE_OVERFLOW = 4
 ERR_BAD_EDGE = 5
+ERR_REPLAY = 6  # SM-major run: some SM may stall, stop or pass max_cycles; `simulate` replays cycle-major
 
 EV_WIDTH = 7  # [cycle, warp id, blk, off, mask, slot checksum, active]
 
@@ -228,8 +228,12 @@ def _ready_rows(wf, wsl, w, W, reg_ready, block_start, src_reg, pl, tpc):
 @inline_helper
 def _new_warp(wf, wsl, w, g, blk, nb, cta):
     wf[w, F_USED] = 1
-    wf[w, F_ID] = g[G_ID]
-    g[G_ID] += 1
+    # Event ids count per SM (the SM is the id modulo n_sms): they do not depend on the order in
+    # which `_run` visits SMs. Ages are global but only ever compared within one SM.
+    sm = wf[w, F_SM]
+    n_sms = g.shape[0] - G_N
+    wf[w, F_ID] = g[G_N + sm] * n_sms + sm
+    g[G_N + sm] += 1
     wf[w, F_AGE] = g[G_AGE]
     g[G_AGE] += 1
     wf[w, F_BLK] = blk
@@ -1072,7 +1076,8 @@ def _dispatch(mech, sm, c, cta, now, W, wpc, WS, tpc, cta_lim, path_ptr, path, e
 
 
 @jit
-def _simulate(mech, hws, sync, majority, gto, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, reg_ready, wsl_buf,
+def _simulate(mech, hws, sync, sm_major, majority, gto, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, reg_ready,
+              wsl_buf,
               max_cycles,
               no_progress, max_depth, block_start, succ_ptr, succ_idx, ipdom, has_bar, op_class, dst_reg, src_reg,
               lat, path_ptr, path, exit_b, ev, occ_hist, q_hist, g):
@@ -1144,50 +1149,122 @@ def _simulate(mech, hws, sync, majority, gto, W, sw, n_sms, n_sched, cta_lim, tp
     iss_sm = np.zeros(n_sms * n_sched, np.int64)  # hws_sync_sms: this cycle's issues
     iss_k = np.zeros(n_sms * n_sched, np.int64)
     iss_lat = np.zeros(n_sms * n_sched, np.int64)
+    sm_lp = np.zeros(n_sms, np.int64)  # each SM's last issue or CTA completion
+    stop_t = np.full(n_sms, INF, np.int64)  # SM-major: the cycle an SM stopped at (INF: not stopped)
+    pend = np.zeros((n_sms, cta_lim), np.bool_)  # freed CTA slots waiting for the next CTAs
 
-    _run(mech, hws, sync, majority, gto, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, max_cycles, no_progress,
-         block_start, succ_ptr, succ_idx, ipdom, has_bar, op_class, dst_reg, src_reg, lat, path_ptr,
+    _run(mech, hws, sync, sm_major, majority, gto, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, max_cycles,
+         no_progress, block_start, succ_ptr, succ_idx, ipdom, has_bar, op_class, dst_reg, src_reg, lat, path_ptr,
          path, exit_b, ev, occ_hist, q_hist, g, wpc, WS, n_q, NW, wf, wsl, pool, pool_n, free, free_n,
          depth, ent_pc, ent_rpc, ent_nw, lay, reg_ready, cslot, pos, cta_live, cta_arr, res_cta,
          simd_free, rr, last, last_age, sm_next, sm_res, smr, dirty, scr, sq_i, iss_sm, iss_k,
-         iss_lat, pl, chk, acc, sb_used)
+         iss_lat, pl, chk, acc, sb_used, sm_lp, stop_t, pend)
 
 
 @helper
-def _run(mech, hws, sync, majority, gto, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, max_cycles, no_progress,
-         block_start, succ_ptr, succ_idx, ipdom, has_bar, op_class, dst_reg, src_reg, lat, path_ptr,
+def _run(mech, hws, sync, sm_major, majority, gto, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, max_cycles,
+         no_progress, block_start, succ_ptr, succ_idx, ipdom, has_bar, op_class, dst_reg, src_reg, lat, path_ptr,
          path, exit_b, ev, occ_hist, q_hist, g, wpc, WS, n_q, NW, wf, wsl, pool, pool_n, free, free_n,
          depth, ent_pc, ent_rpc, ent_nw, lay, reg_ready, cslot, pos, cta_live, cta_arr, res_cta,
          simd_free, rr, last, last_age, sm_next, sm_res, smr, dirty, scr, sq_i, iss_sm, iss_k,
-         iss_lat, pl, chk, acc, sb_used):
-    """The cycle loop (NRT-free: it never allocates, so its helper calls cost no refcounting)."""
+         iss_lat, pl, chk, acc, sb_used, sm_lp, stop_t, pend):
+    """The visit loop (NRT-free: it never allocates, so its helper calls cost no refcounting).
+
+    A visit is one SM at one cycle: issue, find finished CTAs, hand their slots new CTAs, compute
+    the SM's next visit. SMs share nothing but the queue of CTAs waiting for a slot, so the order
+    of visits is free as long as CTAs are handed out in (cycle, SM) order of the slots freed:
+
+    - cycle-major (``sm_major`` false): every SM's visits of cycle t before any of cycle t + 1, SMs
+      in index order. Needed by ``sync`` (hws_sync_sms couples the SMs every cycle) and for the
+      errors, whose rules are global (the replay of an SM-major run that raised ERR_REPLAY).
+    - SM-major: one SM runs alone, visit after visit, until it frees a CTA slot while CTAs still
+      wait; it stops there. When every SM has stopped (or finished), the one that stopped first
+      (lowest cycle, then lowest index) gets the waiting CTAs and runs on. No other SM can free a
+      slot earlier, so each CTA goes where the cycle-major loop sends it, and every visit does what
+      it does there. One SM's warps, pool and scoreboard stay in cache for thousands of cycles
+      instead of being evicted by the other SMs between two of its issues (docs/formation.md).
+      An SM that could stall for good, stop for ``no_progress`` cycles or pass ``max_cycles``
+      ends the run with ERR_REPLAY: which error the whole machine reports first, and at which
+      cycle, is decided by the cycle-major replay.
+    """
 
     next_cta = 0
     for sm in range(n_sms):
         for c in range(cta_lim):
             if next_cta < n_ctas:
                 _dispatch(mech, sm, c, next_cta, 0, W, wpc, WS, tpc, cta_lim, path_ptr, path, exit_b, wf, wsl, pos,
-                          cta_live, cslot, reg_ready, sb_used, pool, pool_n, free, free_n, depth, ent_pc, ent_rpc, ent_nw,
-                          lay, g, block_start, src_reg, pl)
+                          cta_live, cslot, reg_ready, sb_used, pool, pool_n, free, free_n, depth, ent_pc, ent_rpc,
+                          ent_nw, lay, g, block_start, src_reg, pl)
                 res_cta[sm, c] = next_cta
                 sm_res[sm] += 1
                 next_cta += 1
     done = 0
     now = 0
     last_progress = 0
-    while done < n_ctas:
-        if now > max_cycles:
-            g[G_ERR] = ERR_MAX_CYCLES
-            g[G_ERR_CYCLE] = now
-            return
-        n_iss = 0
-        max_w = 0
-        for sm in range(n_sms):
-            if sm_res[sm] == 0:
-                sm_next[sm] = INF
-                continue
-            if sm_next[sm] > now:
-                continue
+    n_iss = 0  # sync: this cycle's issues
+    max_w = 0
+    sm = -1
+    while True:
+        # ---- the next visit: (sm, now); `resume`: the SM stopped at `now` and gets its CTAs
+        resume = False
+        if sm_major:
+            if sm < 0 or sm_res[sm] == 0 or stop_t[sm] < INF:
+                # the SM ran to a stop (or finished): the lowest SM not yet run to its stop, else
+                # the earliest stop (one SM runs at a time after the first round)
+                sm = -1
+                first_stop = -1
+                for s in range(n_sms):
+                    if stop_t[s] < INF:
+                        if first_stop < 0 or stop_t[s] < stop_t[first_stop]:
+                            first_stop = s
+                    elif sm_res[s] > 0:
+                        sm = s
+                        break
+                if sm < 0:
+                    if first_stop < 0:
+                        if done < n_ctas:
+                            g[G_ERR] = ERR_REPLAY  # (an SM left with CTAs and no next visit)
+                        return
+                    sm = first_stop
+                    resume = True
+            now = stop_t[sm] if resume else sm_next[sm]
+            stop_t[sm] = INF
+        else:
+            nxt = -1
+            for s in range(n_sms):
+                if sm_res[s] > 0 and (nxt < 0 or sm_next[s] < sm_next[nxt]):
+                    nxt = s
+            if nxt < 0 or sm_next[nxt] > now:
+                # every visit of cycle `now` is done
+                if sync:
+                    # seed 003 §4.2 step 3 (the thesis simulator): every warp issued in this cycle, on
+                    # any SM, takes the largest warp size among them
+                    for j in range(n_iss):
+                        simd_free[iss_sm[j], iss_k[j]] = now + max_w
+                        done_t = now + (iss_lat[j] if iss_lat[j] > max_w else max_w)
+                        if done_t > g[G_CYCLES]:
+                            g[G_CYCLES] = done_t
+                    n_iss = 0
+                    max_w = 0
+                if done >= n_ctas:
+                    return
+                nxt_t = sm_next[nxt] if nxt >= 0 else INF
+                if nxt_t >= INF:
+                    g[G_ERR] = ERR_DEADLOCK
+                    g[G_ERR_CYCLE] = now
+                    return
+                if nxt_t - last_progress > no_progress:
+                    g[G_ERR] = ERR_NO_PROGRESS
+                    g[G_ERR_CYCLE] = now
+                    return
+                now = nxt_t  # skipped cycles: nothing issues anywhere (idle cycles are counted at the next visit)
+                if now > max_cycles:
+                    g[G_ERR] = ERR_MAX_CYCLES
+                    g[G_ERR_CYCLE] = now
+                    return
+            sm = nxt
+
+        if not resume:
             # idle cycles since this SM's last visit (the core's definition: no issue and every SIMD
             # unit drained), counted now rather than cycle by cycle: its units change only when it
             # issues, so they are idle from the cycle the last one drains
@@ -1236,13 +1313,16 @@ def _run(mech, hws, sync, majority, gto, W, sw, n_sms, n_sched, cta_lim, tpc, n_
                     return
                 issued_sm = True
                 simd_free[sm, k] = now + width
-                iss_sm[n_iss] = sm
-                iss_k[n_iss] = k
-                iss_lat[n_iss] = latency
-                n_iss += 1
-                if width > max_w:
-                    max_w = width
-            # a resident CTA finishes when its last thread exits (or at once if none ever runs)
+                if sync:
+                    iss_sm[n_iss] = sm
+                    iss_k[n_iss] = k
+                    iss_lat[n_iss] = latency
+                    n_iss += 1
+                    if width > max_w:
+                        max_w = width
+            # a resident CTA finishes when its last thread exits (or at once if none ever runs); its
+            # slot waits in `pend` for the next CTA
+            n_pend = 0
             for c in range(cta_lim if (g[G_EXITS] != exits or chk[sm]) else 0):
                 if c == 0:
                     chk[sm] = False
@@ -1255,85 +1335,76 @@ def _run(mech, hws, sync, majority, gto, W, sw, n_sms, n_sched, cta_lim, tpc, n_
                     sm_res[sm] -= 1
                     done += 1
                     last_progress = now
-                    if next_cta < n_ctas:
-                        _dispatch(mech, sm, c, next_cta, now + 1, W, wpc, WS, tpc, cta_lim, path_ptr, path, exit_b,
-                                  wf, wsl, pos, cta_live, cslot, reg_ready, sb_used, pool, pool_n, free, free_n, depth, ent_pc,
-                                  ent_rpc, ent_nw, lay, g, block_start, src_reg, pl)
-                        res_cta[sm, c] = next_cta
-                        sm_res[sm] += 1
-                        next_cta += 1
-                        dirty[sm] = True
-                        chk[sm] = True
-            # next cycle this SM can issue: a SIMD unit is free and some warp is ready (only this SM's
-            # own issues change its warps, so nothing can happen here before that cycle)
+                    sm_lp[sm] = now
+                    pend[sm, c] = True
+                    n_pend += 1
             if issued_sm:
                 last_progress = now
+                sm_lp[sm] = now
+                dirty[sm] = True  # (its warps changed: rescan below)
             elif _simd_idle(simd_free, sm, n_sched, now):
                 g[G_IDLE] += 1  # the core's definition: no issue and every SIMD unit drained
-            if issued_sm or dirty[sm]:
-                # warps change only when this SM issues or gets a new CTA: rescan only then
-                dirty[sm] = False
-                min_ready = INF
-                rdy = pl[sm, P_RDY]  # the pool view: INF for warps that cannot issue
-                if mech == TBC:
-                    # few warp slots, many waiting (operands, branch, RPC): a branch-free minimum
-                    # (vectorised) beats stopping early
-                    for j in range(pool_n[sm]):
-                        min_ready = rdy[j] if rdy[j] < min_ready else min_ready
-                else:
-                    # The next issue cycle is max(earliest free SIMD unit, earliest READY, now + 1),
-                    # so any READY at or below lo = max(earliest free unit, now + 1) gives the same
-                    # answer: stop at the first one (dwf pools are large and mostly ready). Units only
-                    # get busier and `now` only grows until the next rescan: the cached bound stays
-                    # exact.
-                    fmin = INF
-                    for k in range(n_sched):
-                        fmin = simd_free[sm, k] if simd_free[sm, k] < fmin else fmin
-                    lo = fmin if fmin > now + 1 else now + 1
-                    for j in range(pool_n[sm]):
-                        if rdy[j] < min_ready:
-                            min_ready = rdy[j]
-                            if min_ready <= lo:
-                                break
-                smr[sm] = min_ready
-            min_ready = smr[sm]
-            nt = INF
-            if min_ready < INF:
+            if n_pend > 0 and sm_major and next_cta < n_ctas:
+                stop_t[sm] = now  # which CTAs it gets depends on the SMs not run this far yet
+                continue
+
+        # ---- freed slots take the waiting CTAs, in slot order
+        for c in range(cta_lim):
+            if pend[sm, c]:
+                pend[sm, c] = False
+                if next_cta < n_ctas:
+                    _dispatch(mech, sm, c, next_cta, now + 1, W, wpc, WS, tpc, cta_lim, path_ptr, path, exit_b,
+                              wf, wsl, pos, cta_live, cslot, reg_ready, sb_used, pool, pool_n, free, free_n, depth,
+                              ent_pc, ent_rpc, ent_nw, lay, g, block_start, src_reg, pl)
+                    res_cta[sm, c] = next_cta
+                    sm_res[sm] += 1
+                    next_cta += 1
+                    dirty[sm] = True
+                    chk[sm] = True
+
+        # ---- the next cycle this SM can issue: a SIMD unit is free and some warp is ready (only its
+        # own issues and new CTAs change its warps, so nothing can happen here before that cycle)
+        if dirty[sm]:
+            # warps change only when this SM issues or gets a new CTA: rescan only then
+            dirty[sm] = False
+            min_ready = INF
+            rdy = pl[sm, P_RDY]  # the pool view: INF for warps that cannot issue
+            if mech == TBC:
+                # few warp slots, many waiting (operands, branch, RPC): a branch-free minimum
+                # (vectorised) beats stopping early
+                for j in range(pool_n[sm]):
+                    min_ready = rdy[j] if rdy[j] < min_ready else min_ready
+            else:
+                # The next issue cycle is max(earliest free SIMD unit, earliest READY, now + 1),
+                # so any READY at or below lo = max(earliest free unit, now + 1) gives the same
+                # answer: stop at the first one (dwf pools are large and mostly ready). Units only
+                # get busier and `now` only grows until the next rescan: the cached bound stays
+                # exact.
+                fmin = INF
                 for k in range(n_sched):
-                    t_k = simd_free[sm, k] if simd_free[sm, k] > min_ready else min_ready
-                    if t_k < nt:
-                        nt = t_k
-                if nt <= now:
-                    nt = now + 1
-            sm_next[sm] = nt if sm_res[sm] > 0 else INF
-        if sync:
-            # seed 003 §4.2 step 3 (the thesis simulator): every warp issued in this cycle, on any SM,
-            # takes the largest warp size among them
-            for j in range(n_iss):
-                simd_free[iss_sm[j], iss_k[j]] = now + max_w
-                done_t = now + (iss_lat[j] if iss_lat[j] > max_w else max_w)
-                if done_t > g[G_CYCLES]:
-                    g[G_CYCLES] = done_t
-        if done >= n_ctas:
-            break
-        nxt_t = INF
-        n_res = 0
-        for sm in range(n_sms):
-            if sm_res[sm] > 0:
-                n_res += 1
-                if sm_next[sm] < nxt_t:
-                    nxt_t = sm_next[sm]
-        if nxt_t >= INF:
-            g[G_ERR] = ERR_DEADLOCK
-            g[G_ERR_CYCLE] = now
+                    fmin = simd_free[sm, k] if simd_free[sm, k] < fmin else fmin
+                lo = fmin if fmin > now + 1 else now + 1
+                for j in range(pool_n[sm]):
+                    if rdy[j] < min_ready:
+                        min_ready = rdy[j]
+                        if min_ready <= lo:
+                            break
+            smr[sm] = min_ready
+        min_ready = smr[sm]
+        nt = INF
+        if min_ready < INF:
+            for k in range(n_sched):
+                t_k = simd_free[sm, k] if simd_free[sm, k] > min_ready else min_ready
+                if t_k < nt:
+                    nt = t_k
+            if nt <= now:
+                nt = now + 1
+        sm_next[sm] = nt if sm_res[sm] > 0 else INF
+        if sm_major and sm_res[sm] > 0 and (nt >= INF or nt - sm_lp[sm] > no_progress or nt > max_cycles):
+            # The SM alone cannot tell what the machine reports (its last progress is no later than
+            # the machine's, so this catches every no-progress error, and more)
+            g[G_ERR] = ERR_REPLAY
             return
-        if nxt_t <= now:
-            nxt_t = now + 1
-        if nxt_t - last_progress > no_progress:
-            g[G_ERR] = ERR_NO_PROGRESS
-            g[G_ERR_CYCLE] = now
-            return
-        now = nxt_t  # skipped cycles: nothing issues anywhere (their idle cycles are counted at the next visit)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -1343,8 +1414,10 @@ MAX_EVENTS = 2_000_000
 _CODES = {"dwf": DWF, "en-dwf": EN_DWF, "tbc": TBC}
 
 
-def simulate(trace, config, *, events: list | None = None):
-    """``simt_fast.sim.simulate`` for dwf, en-dwf and tbc (called through it; same contract)."""
+def simulate(trace, config, *, events: list | None = None, sm_major: bool = True):
+    """``simt_fast.sim.simulate`` for dwf, en-dwf and tbc (called through it; same contract).
+
+    ``sm_major=False`` forces the cycle-major visit order (tests compare the two; see `_run`)."""
     from . import SimulationError, _check_trace, latencies
     from .reference.formation import cta_limit, check_config
     from .stats import Stats
@@ -1362,31 +1435,45 @@ def simulate(trace, config, *, events: list | None = None):
     succ_ptr = np.asarray(trace.succ_ptr, np.int64)
     max_succ = int(np.max(np.diff(succ_ptr), initial=1))
     max_depth = int(min(trace.n_blocks * max(1, max_succ) + 2, 512))
-    ev = np.zeros((MAX_EVENTS if events is not None else 0, EV_WIDTH), np.int64)
-    g = np.zeros(G_N, np.int64)
-    occ_hist = np.zeros(W + 1, np.int64)
-    q_hist = np.zeros(config.n_quarters + 1, np.int64)
-    _simulate(
-        _CODES[config.mechanism], bool(config.hws), bool(config.hws_sync_sms), config.effective_issue_policy == "majority", config.effective_issue_policy == "gto",
-        W, config.simd_width, config.n_sms, config.n_schedulers, cta_lim, tpc, trace.n_ctas,
-        np.zeros(config.n_sms * cta_lim * max(n_regs, 1) * tpc, _scoreboard_dtype(config)),  # calloc: see `_simulate`
-        np.zeros(config.n_sms * (cta_lim * tpc + 1) * (2 * W + 2 * NSUM), np.int64),  # >= every warp record
+    n_sms = config.n_sms
+    shape = (W, config.simd_width, n_sms, config.n_schedulers, cta_lim, tpc, trace.n_ctas)
+    tables = (
         config.max_cycles, config.no_progress_cycles, max_depth,
         np.asarray(trace.block_start, np.int64), succ_ptr, np.asarray(trace.succ_idx, np.int64),
         np.asarray(trace.ipdom, np.int64), np.asarray(trace.has_barrier, np.bool_),
         np.asarray(trace.op_class, np.int64), np.asarray(trace.dst_reg, np.int64),
         np.asarray(trace.src_reg, np.int64).reshape(-1, 3), latencies(config),
         np.asarray(trace.path_ptr, np.int64), np.asarray(trace.path, np.int32), trace.n_blocks - 1,
-        ev, occ_hist, q_hist, g,
     )
+    sync = bool(config.hws_sync_sms)
+    policy = config.effective_issue_policy
+    for order in ((True, False) if sm_major and not sync else (False,)):
+        ev = np.zeros((MAX_EVENTS if events is not None else 0, EV_WIDTH), np.int64)
+        g = np.zeros(G_N + n_sms, np.int64)
+        occ_hist = np.zeros(W + 1, np.int64)
+        q_hist = np.zeros(config.n_quarters + 1, np.int64)
+        _simulate(
+            _CODES[config.mechanism], bool(config.hws), sync, order, policy == "majority", policy == "gto", *shape,
+            np.zeros(n_sms * cta_lim * max(n_regs, 1) * tpc, _scoreboard_dtype(config)),  # calloc: see `_simulate`
+            np.zeros(n_sms * (cta_lim * tpc + 1) * (2 * W + 2 * NSUM), np.int64),  # >= every warp record
+            *tables, ev, occ_hist, q_hist, g,
+        )
+        if not g[G_ERR]:
+            break
+        # SM-major stopped early (ERR_REPLAY, or an error an SM met on its own): the cycle-major
+        # replay finds the error the machine meets first, as the reference does
     if g[G_ERR]:
         raise SimulationError(_error_message(config, g))
     if events is not None:
         if g[G_EV_OVERFLOW]:
             raise SimulationError(f"the debug event log exceeded {MAX_EVENTS} rows; use a smaller trace with events=")
+        rows = ev[:int(g[G_NEVENTS])]
+        # cycle-major order (SM-major logs each SM's run in turn): by cycle, then SM (= id mod
+        # n_sms, `_new_warp`); lexsort is stable, which keeps each visit's issues in order
+        rows = rows[np.lexsort((rows[:, 1] % n_sms, rows[:, 0]))]
         events.extend(dict(kind="issue", cycle=int(r[0]), warp=int(r[1]), pc=(int(r[2]), int(r[3])),
                            mask=int(r[4]) & 0xFFFF_FFFF_FFFF_FFFF,  # slot 63 is the int64 sign bit
-                           checksum=int(r[5])) for r in ev[:int(g[G_NEVENTS])])
+                           checksum=int(r[5])) for r in rows)
     return Stats(
         cycles=int(g[G_CYCLES]), warp_insts=int(g[G_WARP_INSTS]), thread_insts=int(g[G_THREAD_INSTS]),
         idle_cycles=int(g[G_IDLE]), max_stack_depth=int(g[G_MAX_STACK]), merges=int(g[G_MERGES]),

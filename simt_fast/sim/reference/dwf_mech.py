@@ -48,7 +48,7 @@ class DWFCore(FormationCore):
                     slots[lane] = t
                     self.cta_live[cta] += 1
             if any(t != HOLE for t in slots):
-                self.pool[sm].append(self.new_warp(0, slots, now))
+                self.pool[sm].append(self.new_warp(sm, 0, slots, now))
 
     def retire(self, sm, c, cta):
         pass  # every thread of the CTA has exited, so no warp holds one
@@ -106,7 +106,7 @@ class DWFCore(FormationCore):
                 part.slots = by_cta[cta]
                 first = False
             else:
-                part = self.new_warp(w.blk, by_cta[cta], w.not_before)
+                part = self.new_warp(sm, w.blk, by_cta[cta], w.not_before)
                 part.off = w.off
                 self.pool[sm].append(part)
             part.state = 1
@@ -142,7 +142,7 @@ class DWFCore(FormationCore):
                 pool.sort(key=lambda x: x.age)
                 keep = None
             else:
-                pool.append(self.new_warp(s, male, now + 1))
+                pool.append(self.new_warp(sm, s, male, now + 1))
 
     def place(self, sm, male, s, now):
         """Merge the male group into forming warps at (s, 0); returns the threads left, or None."""

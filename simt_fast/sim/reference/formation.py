@@ -33,7 +33,7 @@ class FWarp:
     __slots__ = ("id", "age", "blk", "off", "slots", "not_before", "state", "bar_t", "cta", "slot")
 
     def __init__(self, wid, age, blk, slots, not_before, cta=-1, slot=-1):
-        self.id = wid  # stable id for events (reused by the group that keeps the warp)
+        self.id = wid  # for events: SM-local creation index * n_sms + SM (reused by the group that keeps the warp)
         self.age = age  # creation order: round-robin and oldest-first tie-breaks
         self.blk = blk
         self.off = 0
@@ -90,7 +90,7 @@ class FormationCore:
         self.cta_live = [0] * trace.n_ctas
         self.cta_arrived = [0] * trace.n_ctas
         self.age_counter = 0
-        self.id_counter = 0
+        self.id_counter = [0] * config.n_sms  # per SM: ids do not depend on how SMs interleave
         self.rel_pending: list = []  # CTAs whose barrier an exit completed, released after the issue
         self.check = False  # tests set this: verify the slot-model invariants after every cycle
 
@@ -98,9 +98,9 @@ class FormationCore:
     def home_slot(self, t):
         return (t % self.tpc) % self.W
 
-    def new_warp(self, blk, slots, now, cta=-1, slot=-1):
-        w = FWarp(self.id_counter, self.age_counter, blk, slots, now, cta, slot)
-        self.id_counter += 1
+    def new_warp(self, sm, blk, slots, now, cta=-1, slot=-1):
+        w = FWarp(self.id_counter[sm] * self.cfg.n_sms + sm, self.age_counter, blk, slots, now, cta, slot)
+        self.id_counter[sm] += 1
         self.age_counter += 1
         return w
 

@@ -90,7 +90,7 @@ class TBCCore(FormationCore):
                 stack.pop()  # nothing left to run, or it is already at its reconvergence point
                 continue
             for i, slots in enumerate(layout):
-                w = self.new_warp(e.pc, slots, nb, cta, c * self.wpc + i)
+                w = self.new_warp(sm, e.pc, slots, nb, cta, c * self.wpc + i)
                 self.slots_of[sm][w.slot] = w
             return
 
