@@ -98,6 +98,46 @@ def test_numba_core_matches_reference_stats_and_events(case):
     assert fast[1] == ref[1]  # identical issue sequence and identical ST/RT contents after every change
 
 
+def _outcome(trace, cfg, sm_major):
+    """Stats and debug events of a run, or its error message."""
+    ev = []
+    try:
+        return simulate(trace, cfg, events=ev, sm_major=sm_major).to_dict(), ev
+    except (SimulationError, ConfigError) as e:
+        return str(e)
+
+
+CORE_MECHS = [m for m in MECHS if m not in ("dwf", "en-dwf", "tbc")]  # (those: tests/test_formation_mech.py)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(cases(), st.sampled_from(CORE_MECHS), st.booleans(), st.sampled_from((2_000_000_000, 40, 150, 600)),
+       st.sampled_from((1_000_000, 3, 12, 40)))
+def test_sm_major_visits_give_the_cycle_major_run(case, mech, hws, max_cycles, no_progress):
+    # `core._run` runs one SM at a time (stopping whenever a freed CTA slot waits for the next CTA)
+    # unless asked for the cycle-major order; both must be the same machine, down to the event log,
+    # and to the error and its cycle when a tight max_cycles / no_progress_cycles (or a divergent
+    # barrier) stops the run
+    trace, cfg = case
+    hws = hws and mech == "sps" and cfg.warp_size % cfg.simd_width == 0 and cfg.simd_width < cfg.warp_size
+    cfg = cfg.replace(mechanism=mech, hws=hws, max_cycles=max_cycles, no_progress_cycles=no_progress)
+    assert _outcome(trace, cfg, True) == _outcome(trace, cfg, False)
+
+
+@pytest.mark.parametrize("mech", CORE_MECHS)
+def test_sm_major_hands_out_ctas_in_cycle_then_sm_order(mech):
+    # 30 CTAs over 3 SMs of 2 slots: most CTAs go to the slot that frees first; kernel and reference
+    # agree on the whole event log, CTA dispatches (tables events) included
+    trace = synthetic(20, 600, seed=5, warp_size=8, block=(20, 1, 1))
+    cfg = SimConfig(mechanism=mech, warp_size=8, simd_width=4, n_sms=3, max_ctas_per_sm=2, max_warps_per_sm=64,
+                    lat_global=37)
+    fast_ev, ref_ev = [], []
+    fast = simulate(trace, cfg, events=fast_ev)
+    assert fast.to_dict() == reference.simulate(trace, cfg, events=ref_ev).to_dict()
+    assert fast_ev == ref_ev
+    assert _outcome(trace, cfg, False) == (fast.to_dict(), fast_ev)
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(synthetic.traces(max_blocks=20, max_threads=96), st.sampled_from((4, 8, 16, 32)), st.data())
 def test_invariants_for_every_mechanism(trace, warp_size, data):

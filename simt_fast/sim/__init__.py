@@ -160,12 +160,15 @@ def error_message(config: SimConfig, code: int, cycle: int, warp: int, blk: int,
 
 
 def decode_events(ev: np.ndarray, n: int) -> list:
-    """Turn the kernel's event rows into dicts: issues and table snapshots (ST/RT rows)."""
+    """Turn the kernel's event rows into dicts: issues and table snapshots (ST/RT rows), in
+    cycle-major order (an SM-major run writes each SM's visits in turn; `core._run`)."""
     from . import core
 
     def u(x) -> int:  # lane masks are int64 in the kernel; lane 63 is the sign bit
         return int(x) & 0xFFFF_FFFF_FFFF_FFFF
 
+    # every row of a visit carries its key, and a stable sort keeps each visit's rows in order
+    ev = ev[:n][np.argsort(ev[:n, 11], kind="stable")]
     out = []
     k = 0
     while k < n:
@@ -187,30 +190,38 @@ def decode_events(ev: np.ndarray, n: int) -> list:
     return out
 
 
-def simulate(trace: Trace, config: SimConfig, *, events: list | None = None, syncwarp=None) -> Stats:
+def simulate(trace: Trace, config: SimConfig, *, events: list | None = None, syncwarp=None,
+             sm_major: bool = True) -> Stats:
     """Replay ``trace`` on the machine and mechanism of ``config``; returns :class:`Stats`.
 
     Pass a list as ``events`` to receive the debug event log (issues and, after every change, the
     changed warp's split/reconvergence tables) — meant for golden tests on small traces.
+    ``sm_major=False`` forces the kernels' cycle-major visit order (the same run, slower: for tests
+    that compare the two; `core._run`).
     """
     from . import core
 
     if config.mechanism in ("dwf", "en-dwf", "tbc"):
         from . import formation  # threads move between warps: the formation kernel (docs/formation.md)
 
-        return formation.simulate(trace, config, events=events)
+        return formation.simulate(trace, config, events=events, sm_major=sm_major)
     args = prepare(trace, config, syncwarp)
-    ev = np.zeros((MAX_EVENTS if events is not None else 0, core.EV_WIDTH), np.int64)
-    g = np.zeros(core.G_N, np.int64)
-    occ_hist = np.zeros(config.warp_size + 1, np.int64)
-    q_hist = np.zeros(config.n_quarters + 1, np.int64)
-    core._simulate(
-        args["mech"], args["W"], args["sw"], args["n_sms"], args["n_sched"], args["cta_lim"], args["tpc"],
-        args["n_ctas"], args["n_regs"], args["K"], args["policy"], args["max_cycles"], args["no_progress"],
-        args["block_start"], args["succ_ptr"], args["succ_idx"], args["ipdom"], args["has_bar"], args["prio"],
-        args["op_class"], args["dst_reg"], args["src_reg"], args["lat"], args["path_ptr"], args["path"],
-        args["exit_b"], args["syncwarp"], ev, occ_hist, q_hist, g, args["hws"], args["hws_sync"],
-    )
+    for order in ((True, False) if sm_major and not args["hws_sync"] else (False,)):
+        ev = np.zeros((MAX_EVENTS if events is not None else 0, core.EV_WIDTH), np.int64)
+        g = np.zeros(core.G_N, np.int64)
+        occ_hist = np.zeros(config.warp_size + 1, np.int64)
+        q_hist = np.zeros(config.n_quarters + 1, np.int64)
+        core._simulate(
+            args["mech"], args["W"], args["sw"], args["n_sms"], args["n_sched"], args["cta_lim"], args["tpc"],
+            args["n_ctas"], args["n_regs"], args["K"], args["policy"], args["max_cycles"], args["no_progress"],
+            args["block_start"], args["succ_ptr"], args["succ_idx"], args["ipdom"], args["has_bar"], args["prio"],
+            args["op_class"], args["dst_reg"], args["src_reg"], args["lat"], args["path_ptr"], args["path"],
+            args["exit_b"], args["syncwarp"], ev, occ_hist, q_hist, g, args["hws"], args["hws_sync"], order,
+        )
+        if not g[core.G_ERR]:
+            break
+        # SM-major stopped early (ERR_REPLAY, or an error one SM met on its own): the cycle-major
+        # replay finds the error the machine meets first, as the reference does
     if g[core.G_ERR]:
         raise SimulationError(error_message(config, int(g[core.G_ERR]), int(g[core.G_ERR_CYCLE]),
                                             int(g[core.G_ERR_WARP]), int(g[core.G_ERR_BLK]), int(g[core.G_ERR_OFF]),

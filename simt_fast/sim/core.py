@@ -60,20 +60,22 @@ G_NEVENTS = 19  # rows written to the event buffer
 G_EV_OVERFLOW = 20
 G_AGE = 21
 G_ERR_NEXT = 22
-G_N = 23
+G_VKEY = 23  # the running visit, (cycle + 1) * (n_sms + 1) + SM + 1 (0: the first dispatch); events carry it
+G_N = 24
 
 ERR_DEADLOCK = 1  # nothing can ever issue again (e.g. a barrier some threads can never reach)
 ERR_NO_PROGRESS = 2
 ERR_MAX_CYCLES = 3
 ERR_TABLE_OVERFLOW = 4
 ERR_BAD_EDGE = 5  # a path step that is not a CFG edge
+ERR_REPLAY = 6  # SM-major run: some SM may stall, stop or pass max_cycles; `simulate` replays cycle-major
 
-# event rows: [kind, cycle, warp, f0..f7]
+# event rows: [kind, cycle, warp, f0..f7, visit key (G_VKEY: puts SM-major runs' rows in cycle-major order)]
 EV_TABLES = 0  # f0 = ST rows, f1 = RT rows (the rows follow)
 EV_ST = 1  # f0 blk, f1 off, f2 mask, f3 rpc blk, f4 rpc off, f5 parent RT id, f6 state
 EV_RT = 2  # f0 id, f1 blk, f2 off, f3 rpc blk, f4 rpc off, f5 rmask, f6 pending, f7 parent
 EV_ISSUE = 3  # f0 blk, f1 off, f2 mask
-EV_WIDTH = 11
+EV_WIDTH = 12
 
 INF = np.int64(1) << 62
 W_ROW = 16  # allocated words per warp-info row (its fields fit the first cache line)
@@ -202,6 +204,7 @@ def emit(ev, g, kind, now, wg, f0, f1, f2, f3, f4, f5, f6, f7):
     ev[n, 8] = f5
     ev[n, 9] = f6
     ev[n, 10] = f7
+    ev[n, 11] = g[G_VKEY]
     g[G_NEVENTS] = n + 1
 
 
@@ -414,7 +417,7 @@ def release_barrier(mech, cta, now, st, rt, winfo, w0, wpc, pos, path, succ_ptr,
 @jit
 def _simulate(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, n_regs, K, policy, max_cycles, no_progress,
               block_start, succ_ptr, succ_idx, ipdom, has_bar, prio, op_class, dst_reg, src_reg, lat,
-              path_ptr, path, exit_b, syncwarp, ev, occ_hist, q_hist, g, hws, hws_sync):
+              path_ptr, path, exit_b, syncwarp, ev, occ_hist, q_hist, g, hws, hws_sync, sm_major):
     """Replay every thread's path on ``n_sms`` SMs; fills ``g`` (G_*) and the histograms.
 
     ``hws`` (sps only, PDOM&HWS): a warp instruction occupies the SIMD unit for its active quarters
@@ -475,12 +478,15 @@ def _simulate(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, n_regs, K, poli
     wready = np.full(n_slots, INF, np.int64)
     sk_next = np.zeros((n_sms, n_sched), np.int64)  # per-scheduler cache of the same (min over its warps)
     iss_lat = np.zeros((n_sms, n_sched), np.int64)  # hws_sync: latency + 1 of this cycle's issue, 0 = none
+    sm_lp = np.zeros(n_sms, np.int64)  # each SM's last issue or CTA retirement
+    stop_t = np.full(n_sms, INF, np.int64)  # SM-major: the cycle an SM stopped at (INF: not stopped)
+    pend = np.zeros((n_sms, cta_lim), np.bool_)  # freed CTA slots waiting for the next CTAs
 
     _run(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, policy, max_cycles, no_progress, block_start, succ_ptr,
          succ_idx, ipdom, has_bar, prio, op_class, dst_reg, src_reg, lat, path_ptr, path, exit_b, syncwarp, ev,
          occ_hist, q_hist, g, wpc, WS, n_slots, n_q, qmask, occ, st, rt, winfo, sb, sbr, ran, pos,
          cta_live, cta_arr, simd_free, rr, last, sm_next, sm_seen, sm_retire, sm_res, order, order_n, nxt, gblk,
-         gmask, cand, wready, sk_next, hws, hws_sync, iss_lat, k1)
+         gmask, cand, wready, sk_next, hws, hws_sync, iss_lat, k1, sm_major, sm_lp, stop_t, pend)
 
 
 @helper
@@ -488,8 +494,23 @@ def _run(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, policy, max_cycles, 
          succ_idx, ipdom, has_bar, prio, op_class, dst_reg, src_reg, lat, path_ptr, path, exit_b, syncwarp, ev,
          occ_hist, q_hist, g, wpc, WS, n_slots, n_q, qmask, occ, st, rt, winfo, sb, sbr, ran, pos,
          cta_live, cta_arr, simd_free, rr, last, sm_next, sm_seen, sm_retire, sm_res, order, order_n, nxt, gblk,
-         gmask, cand, wready, sk_next, hws, hws_sync, iss_lat, k1):
-    """The cycle loop (NRT-free: it never allocates, so its many helper calls cost no refcounting)."""
+         gmask, cand, wready, sk_next, hws, hws_sync, iss_lat, k1, sm_major, sm_lp, stop_t, pend):
+    """The visit loop (NRT-free: it never allocates, so its many helper calls cost no refcounting).
+
+    A visit is one SM at one cycle: issue, retire finished CTAs, hand their slots new CTAs, compute
+    the SM's next visit. SMs share only the queue of CTAs waiting for a slot, so the visit order is
+    free as long as CTAs are handed out in (cycle, SM) order of the slots freed (docs/core.md):
+
+    - cycle-major (``sm_major`` false): every SM's visits of cycle t before any of cycle t + 1, SMs
+      in index order. Needed by ``hws_sync`` (it couples the SMs every cycle) and for the errors,
+      whose rules are global (the replay of an SM-major run that ended with ERR_REPLAY).
+    - SM-major: one SM runs alone, visit after visit, until it frees a CTA slot while CTAs still
+      wait; it stops there. When every SM has stopped (or finished), the one that stopped first
+      (lowest cycle, then lowest index) gets the waiting CTAs and runs on: each CTA goes where the
+      cycle-major loop sends it, and one SM's warps and scoreboard stay in cache meanwhile. An SM
+      that could stall for good, stop for ``no_progress`` cycles or pass ``max_cycles`` ends the
+      run with ERR_REPLAY: which error the machine meets first is the cycle-major replay's answer.
+    """
     n_regs = sb.shape[0] // (n_slots * 4)
     rec_words = sbr.shape[0] // (n_slots * n_regs)  # words per scoreboard overflow record
     # ---- CTA dispatch: fill every SM up to its CTA limit, in CTA order --------------------------
@@ -509,18 +530,65 @@ def _run(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, policy, max_cycles, 
     done = 0
     now = 0
     last_progress = 0
-    while done < n_ctas:
-        if now > max_cycles:
-            g[G_ERR] = ERR_MAX_CYCLES
-            g[G_ERR_CYCLE] = now
-            return
-        any_issue = False
-        for sm in range(n_sms):
-            if sm_res[sm] == 0:
-                sm_next[sm] = INF
-                continue
-            if sm_next[sm] > now:
-                continue
+    sm = -1
+    while True:
+        # ---- the next visit: (sm, now); `resume`: the SM stopped at `now` and gets its CTAs
+        # (the visit orders: see the docstring)
+        resume = False
+        if sm_major:
+            if sm < 0 or sm_res[sm] == 0 or stop_t[sm] < INF:
+                # the SM ran to a stop (or finished): the lowest SM not yet run to its stop, else the
+                # earliest stop (one SM runs at a time after the first round)
+                sm = -1
+                first_stop = -1
+                for s in range(n_sms):
+                    if stop_t[s] < INF:
+                        if first_stop < 0 or stop_t[s] < stop_t[first_stop]:
+                            first_stop = s
+                    elif sm_res[s] > 0:
+                        sm = s
+                        break
+                if sm < 0:
+                    if first_stop < 0:
+                        if done < n_ctas:
+                            g[G_ERR] = ERR_REPLAY  # (an SM left with CTAs and no next visit)
+                        return
+                    sm = first_stop
+                    resume = True
+            now = stop_t[sm] if resume else sm_next[sm]
+            stop_t[sm] = INF
+        else:
+            nxt_sm = -1
+            for s in range(n_sms):
+                if sm_res[s] > 0 and (nxt_sm < 0 or sm_next[s] < sm_next[nxt_sm]):
+                    nxt_sm = s
+            if nxt_sm < 0 or sm_next[nxt_sm] > now:
+                # every visit of cycle `now` is done
+                if hws_sync:
+                    _sync_widths(simd_free, iss_lat, n_sms, n_sched, now, g)
+                if done >= n_ctas:
+                    return
+                # ---- event skipping: jump to the next cycle at which anything can happen -------
+                nxt_t = sm_next[nxt_sm] if nxt_sm >= 0 else INF
+                if nxt_t >= INF:
+                    g[G_ERR] = ERR_DEADLOCK
+                    g[G_ERR_CYCLE] = now
+                    _blame(st, winfo, n_slots, g)
+                    return
+                if nxt_t - last_progress > no_progress:
+                    g[G_ERR] = ERR_NO_PROGRESS
+                    g[G_ERR_CYCLE] = now
+                    _blame(st, winfo, n_slots, g)
+                    return
+                now = nxt_t
+                if now > max_cycles:
+                    g[G_ERR] = ERR_MAX_CYCLES
+                    g[G_ERR_CYCLE] = now
+                    return
+            sm = nxt_sm
+        g[G_VKEY] = (now + 1) * (n_sms + 1) + sm + 1
+
+        if not resume:
             # idle cycles since this SM was last visited: nothing could issue there, so each cycle at or
             # after its SIMD units drained was idle (counted here rather than cycle by cycle)
             if now > sm_seen[sm] + 1:
@@ -732,12 +800,13 @@ def _run(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, policy, max_cycles, 
                 for kk in range(n_sched):
                     sk_next[sm, kk] = 0
                 nt = now + 1
-            # ---- retire finished CTAs and dispatch replacements into their slots -----------------
+            # ---- retire finished CTAs; their slots wait in `pend` for the next CTAs
             # (a CTA finishes only through an issue of one of its warps, which flags the SM; so the
             # CTA slots are scanned once per finished CTA, not after every issue)
             scan = issued_sm and sm_retire[sm] != 0
             if scan:
                 sm_retire[sm] = 0
+            n_pend = 0
             for c in range(cta_lim if scan else 0):
                 w0 = sm * WS + c * wpc
                 cta = winfo[w0, W_CTA]
@@ -749,43 +818,41 @@ def _run(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, policy, max_cycles, 
                     sm_res[sm] -= 1
                     done += 1
                     last_progress = now
-                    if next_cta < n_ctas:
-                        _dispatch(mech, sm, c, next_cta, now + 1, W, wpc, WS, tpc, path_ptr, path, exit_b, st,
-                                  winfo, sb, sbr, pos, cta_live, order, order_n, sm_res, g, ev, rt)
-                        wready[w0:w0 + wpc] = 0
-                        sk_next[sm, :] = 0
-                        if cta_live[next_cta] == 0:
-                            sm_retire[sm] = 1
-                        next_cta += 1
-                        nt = now + 1
+                    sm_lp[sm] = now
+                    pend[sm, c] = True
+                    n_pend += 1
             if issued_sm:
-                any_issue = True
                 last_progress = now
+                sm_lp[sm] = now
             elif _simd_idle(simd_free, sm, n_sched, now):
                 g[G_IDLE] += 1
-            sm_next[sm] = nt if sm_res[sm] > 0 else INF
-        if hws_sync:
-            _sync_widths(simd_free, iss_lat, n_sms, n_sched, now, g)
-        if done >= n_ctas:
-            break
-        # ---- event skipping: jump to the next cycle at which anything can happen ---------------
-        nxt_t = INF
-        for sm in range(n_sms):
-            if sm_res[sm] > 0 and sm_next[sm] < nxt_t:
-                nxt_t = sm_next[sm]
-        if nxt_t >= INF:
-            g[G_ERR] = ERR_DEADLOCK
-            g[G_ERR_CYCLE] = now
-            _blame(st, winfo, n_slots, g)
+            if n_pend > 0 and sm_major and next_cta < n_ctas:
+                stop_t[sm] = now  # which CTAs it gets depends on the SMs not run this far yet
+                sm_next[sm] = nt  # (kept for the resume)
+                continue
+        else:
+            nt = sm_next[sm]
+
+        # ---- freed slots take the waiting CTAs, in slot order
+        for c in range(cta_lim):
+            if pend[sm, c]:
+                pend[sm, c] = False
+                if next_cta < n_ctas:
+                    w0 = sm * WS + c * wpc
+                    _dispatch(mech, sm, c, next_cta, now + 1, W, wpc, WS, tpc, path_ptr, path, exit_b, st,
+                              winfo, sb, sbr, pos, cta_live, order, order_n, sm_res, g, ev, rt)
+                    wready[w0:w0 + wpc] = 0
+                    sk_next[sm, :] = 0
+                    if cta_live[next_cta] == 0:
+                        sm_retire[sm] = 1
+                    next_cta += 1
+                    nt = now + 1
+        sm_next[sm] = nt if sm_res[sm] > 0 else INF
+        if sm_major and sm_res[sm] > 0 and (nt >= INF or nt - sm_lp[sm] > no_progress or nt > max_cycles):
+            # the SM alone cannot tell what the machine reports (its last progress is no later than
+            # the machine's, so this catches every no-progress error, and more)
+            g[G_ERR] = ERR_REPLAY
             return
-        if nxt_t <= now:
-            nxt_t = now + 1
-        if nxt_t - last_progress > no_progress:
-            g[G_ERR] = ERR_NO_PROGRESS
-            g[G_ERR_CYCLE] = now
-            _blame(st, winfo, n_slots, g)
-            return
-        now = nxt_t
 
 
 @helper
