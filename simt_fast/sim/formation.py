@@ -951,13 +951,16 @@ def _pick_dwf(majority, gto, sm, now, wf, pool, pool_n, last_age, pl):
         pcs = pl[sm, P_PC]
         cnt = pl[sm, P_CNT]
         km = pl.shape[2]
+        kb = 0  # km = 2^kb: shifts, not multiplies (a vector int64 multiply is several µops)
+        while (1 << kb) < km:
+            kb += 1
         one_key = km <= 1 << 20  # else (over a million PCs or warps per SM) two steps, no overflow
         best = -1
         for j in range(n):
             i = pcs[j]
-            key = cnt[i] * km + (km - 1 - i)
+            key = (cnt[i] << kb) + (km - 1 - i)
             if one_key:
-                key = (key * 2 + (age[j] > la)) * km + (km - 1 - j)
+                key = (((key << 1) + (age[j] > la)) << kb) + (km - 1 - j)
             if rdy[j] > now:
                 key = -1
             best = key if key > best else best  # (not `max`: numba calls it out of line here)
