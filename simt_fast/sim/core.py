@@ -535,6 +535,7 @@ def _run(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, policy, max_cycles, 
         # ---- the next visit: (sm, now); `resume`: the SM stopped at `now` and gets its CTAs
         # (the visit orders: see the docstring)
         resume = False
+        n_pend = 0  # CTA slots of this SM freed in this visit
         if sm_major:
             if sm < 0 or sm_res[sm] == 0 or stop_t[sm] < INF:
                 # the SM ran to a stop (or finished): the lowest SM not yet run to its stop, else the
@@ -555,6 +556,7 @@ def _run(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, policy, max_cycles, 
                         return
                     sm = first_stop
                     resume = True
+                    n_pend = 1
             now = stop_t[sm] if resume else sm_next[sm]
             stop_t[sm] = INF
         else:
@@ -806,7 +808,6 @@ def _run(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, policy, max_cycles, 
             scan = issued_sm and sm_retire[sm] != 0
             if scan:
                 sm_retire[sm] = 0
-            n_pend = 0
             for c in range(cta_lim if scan else 0):
                 w0 = sm * WS + c * wpc
                 cta = winfo[w0, W_CTA]
@@ -834,7 +835,7 @@ def _run(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, policy, max_cycles, 
             nt = sm_next[sm]
 
         # ---- freed slots take the waiting CTAs, in slot order
-        for c in range(cta_lim):
+        for c in range(cta_lim if n_pend > 0 else 0):
             if pend[sm, c]:
                 pend[sm, c] = False
                 if next_cta < n_ctas:

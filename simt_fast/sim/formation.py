@@ -1210,6 +1210,7 @@ def _run(mech, hws, sync, sm_major, majority, gto, W, sw, n_sms, n_sched, cta_li
     while True:
         # ---- the next visit: (sm, now); `resume`: the SM stopped at `now` and gets its CTAs
         resume = False
+        n_pend = 0  # CTA slots of this SM freed in this visit
         if sm_major:
             if sm < 0 or sm_res[sm] == 0 or stop_t[sm] < INF:
                 # the SM ran to a stop (or finished): the lowest SM not yet run to its stop, else
@@ -1230,6 +1231,7 @@ def _run(mech, hws, sync, sm_major, majority, gto, W, sw, n_sms, n_sched, cta_li
                         return
                     sm = first_stop
                     resume = True
+                    n_pend = 1
             now = stop_t[sm] if resume else sm_next[sm]
             stop_t[sm] = INF
         else:
@@ -1325,7 +1327,6 @@ def _run(mech, hws, sync, sm_major, majority, gto, W, sw, n_sms, n_sched, cta_li
                         max_w = width
             # a resident CTA finishes when its last thread exits (or at once if none ever runs); its
             # slot waits in `pend` for the next CTA
-            n_pend = 0
             for c in range(cta_lim if (g[G_EXITS] != exits or chk[sm]) else 0):
                 if c == 0:
                     chk[sm] = False
@@ -1352,7 +1353,7 @@ def _run(mech, hws, sync, sm_major, majority, gto, W, sw, n_sms, n_sched, cta_li
                 continue
 
         # ---- freed slots take the waiting CTAs, in slot order
-        for c in range(cta_lim):
+        for c in range(cta_lim if n_pend > 0 else 0):
             if pend[sm, c]:
                 pend[sm, c] = False
                 if next_cta < n_ctas:
