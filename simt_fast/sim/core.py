@@ -30,6 +30,8 @@ from .mech import stackless as m_stackless
 from .mech import STACKLESS
 from .mech import sps as m_sps
 from .hws import max_lane_count
+from .visits import ERR_DEADLOCK, ERR_MAX_CYCLES, ERR_NO_PROGRESS  # noqa: F401  (the error codes, shared)
+from .visits import cycle_major_error, cycle_major_next, sm_major_next
 from .mech._tables import (
     R_BLK, R_ID, R_OFF, R_PAR, R_PEND, R_RMASK, R_RPCB, R_RPCO, S_BART, S_BLK, S_EXP, S_MASK, S_NF, S_OFF, S_PAR,
     S_ROW, S_RPCB, S_RPCO, S_STATE, S_T, W_AGE, W_CTA, W_CTASLOT, W_EPOCH, W_GID, W_LIVE, W_NEXTID, W_NLANES,
@@ -63,9 +65,6 @@ G_ERR_NEXT = 22
 G_VKEY = 23  # the running visit, (cycle + 1) * (n_sms + 1) + SM + 1 (0: the first dispatch); events carry it
 G_N = 24
 
-ERR_DEADLOCK = 1  # nothing can ever issue again (e.g. a barrier some threads can never reach)
-ERR_NO_PROGRESS = 2
-ERR_MAX_CYCLES = 3
 ERR_TABLE_OVERFLOW = 4
 ERR_BAD_EDGE = 5  # a path step that is not a CFG edge
 ERR_REPLAY = 6  # SM-major run: some SM may stall, stop or pass max_cycles; `simulate` replays cycle-major
@@ -534,36 +533,14 @@ def _run(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, policy, max_cycles, 
     while True:
         # ---- the next visit: (sm, now); `resume`: the SM stopped at `now` and gets its CTAs
         # (the visit orders: see the docstring)
-        resume = False
-        n_pend = 0  # CTA slots of this SM freed in this visit
         if sm_major:
-            if sm < 0 or sm_res[sm] == 0 or stop_t[sm] < INF:
-                # the SM ran to a stop (or finished): the lowest SM not yet run to its stop, else the
-                # earliest stop (one SM runs at a time after the first round)
-                sm = -1
-                first_stop = -1
-                for s in range(n_sms):
-                    if stop_t[s] < INF:
-                        if first_stop < 0 or stop_t[s] < stop_t[first_stop]:
-                            first_stop = s
-                    elif sm_res[s] > 0:
-                        sm = s
-                        break
-                if sm < 0:
-                    if first_stop < 0:
-                        if done < n_ctas:
-                            g[G_ERR] = ERR_REPLAY  # (an SM left with CTAs and no next visit)
-                        return
-                    sm = first_stop
-                    resume = True
-                    n_pend = 1
-            now = stop_t[sm] if resume else sm_next[sm]
-            stop_t[sm] = INF
+            sm, now, resume = sm_major_next(sm, sm_res, stop_t, sm_next)
+            if sm < 0:
+                if done < n_ctas:
+                    g[G_ERR] = ERR_REPLAY  # (an SM left with CTAs and no next visit)
+                return
         else:
-            nxt_sm = -1
-            for s in range(n_sms):
-                if sm_res[s] > 0 and (nxt_sm < 0 or sm_next[s] < sm_next[nxt_sm]):
-                    nxt_sm = s
+            nxt_sm = cycle_major_next(sm_res, sm_next)
             if nxt_sm < 0 or sm_next[nxt_sm] > now:
                 # every visit of cycle `now` is done
                 if hws_sync:
@@ -572,22 +549,17 @@ def _run(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, policy, max_cycles, 
                     return
                 # ---- event skipping: jump to the next cycle at which anything can happen -------
                 nxt_t = sm_next[nxt_sm] if nxt_sm >= 0 else INF
-                if nxt_t >= INF:
-                    g[G_ERR] = ERR_DEADLOCK
-                    g[G_ERR_CYCLE] = now
-                    _blame(st, winfo, n_slots, g)
-                    return
-                if nxt_t - last_progress > no_progress:
-                    g[G_ERR] = ERR_NO_PROGRESS
-                    g[G_ERR_CYCLE] = now
-                    _blame(st, winfo, n_slots, g)
+                err, err_cycle = cycle_major_error(nxt_t, now, last_progress, no_progress, max_cycles)
+                if err:
+                    g[G_ERR] = err
+                    g[G_ERR_CYCLE] = err_cycle
+                    if err != ERR_MAX_CYCLES:
+                        _blame(st, winfo, n_slots, g)
                     return
                 now = nxt_t
-                if now > max_cycles:
-                    g[G_ERR] = ERR_MAX_CYCLES
-                    g[G_ERR_CYCLE] = now
-                    return
             sm = nxt_sm
+            resume = False
+        n_pend = 1 if resume else 0  # CTA slots of this SM freed in this visit (a resume: some)
         g[G_VKEY] = (now + 1) * (n_sms + 1) + sm + 1
 
         if not resume:

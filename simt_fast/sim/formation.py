@@ -19,6 +19,8 @@ from .._jit import jit
 from . import dwf as _dwf
 from . import hws as _hws
 from .mech._tables import helper, inline_helper, popcount
+from .visits import ERR_DEADLOCK, ERR_MAX_CYCLES, ERR_NO_PROGRESS  # noqa: F401  (the error codes, shared)
+from .visits import cycle_major_error, cycle_major_next, sm_major_next
 
 # Helpers of the cycle loop never allocate, so they are compiled without the numba runtime (the
 # core's `helper`; docs/core.md). `_simulate` allocates the state and hands it to the NRT-free `_run`.
@@ -95,9 +97,6 @@ G_NREL = 16  # CTAs queued in the release list
 G_EXITS = 17  # threads exited so far (an SM looks for finished CTAs only after exits or a dispatch)
 G_N = 18  # then one warp-id counter per SM: g[G_N + sm]
 
-ERR_DEADLOCK = 1
-ERR_NO_PROGRESS = 2
-ERR_MAX_CYCLES = 3
 ERR_TABLE_OVERFLOW = 4
 ERR_BAD_EDGE = 5
 ERR_REPLAY = 6  # SM-major run: some SM may stall, stop or pass max_cycles; `simulate` replays cycle-major
@@ -1209,36 +1208,14 @@ def _run(mech, hws, sync, sm_major, majority, gto, W, sw, n_sms, n_sched, cta_li
     sm = -1
     while True:
         # ---- the next visit: (sm, now); `resume`: the SM stopped at `now` and gets its CTAs
-        resume = False
-        n_pend = 0  # CTA slots of this SM freed in this visit
         if sm_major:
-            if sm < 0 or sm_res[sm] == 0 or stop_t[sm] < INF:
-                # the SM ran to a stop (or finished): the lowest SM not yet run to its stop, else
-                # the earliest stop (one SM runs at a time after the first round)
-                sm = -1
-                first_stop = -1
-                for s in range(n_sms):
-                    if stop_t[s] < INF:
-                        if first_stop < 0 or stop_t[s] < stop_t[first_stop]:
-                            first_stop = s
-                    elif sm_res[s] > 0:
-                        sm = s
-                        break
-                if sm < 0:
-                    if first_stop < 0:
-                        if done < n_ctas:
-                            g[G_ERR] = ERR_REPLAY  # (an SM left with CTAs and no next visit)
-                        return
-                    sm = first_stop
-                    resume = True
-                    n_pend = 1
-            now = stop_t[sm] if resume else sm_next[sm]
-            stop_t[sm] = INF
+            sm, now, resume = sm_major_next(sm, sm_res, stop_t, sm_next)
+            if sm < 0:
+                if done < n_ctas:
+                    g[G_ERR] = ERR_REPLAY  # (an SM left with CTAs and no next visit)
+                return
         else:
-            nxt = -1
-            for s in range(n_sms):
-                if sm_res[s] > 0 and (nxt < 0 or sm_next[s] < sm_next[nxt]):
-                    nxt = s
+            nxt = cycle_major_next(sm_res, sm_next)
             if nxt < 0 or sm_next[nxt] > now:
                 # every visit of cycle `now` is done
                 if sync:
@@ -1254,20 +1231,15 @@ def _run(mech, hws, sync, sm_major, majority, gto, W, sw, n_sms, n_sched, cta_li
                 if done >= n_ctas:
                     return
                 nxt_t = sm_next[nxt] if nxt >= 0 else INF
-                if nxt_t >= INF:
-                    g[G_ERR] = ERR_DEADLOCK
-                    g[G_ERR_CYCLE] = now
-                    return
-                if nxt_t - last_progress > no_progress:
-                    g[G_ERR] = ERR_NO_PROGRESS
-                    g[G_ERR_CYCLE] = now
+                err, err_cycle = cycle_major_error(nxt_t, now, last_progress, no_progress, max_cycles)
+                if err:
+                    g[G_ERR] = err
+                    g[G_ERR_CYCLE] = err_cycle
                     return
                 now = nxt_t  # skipped cycles: nothing issues anywhere (idle cycles are counted at the next visit)
-                if now > max_cycles:
-                    g[G_ERR] = ERR_MAX_CYCLES
-                    g[G_ERR_CYCLE] = now
-                    return
             sm = nxt
+            resume = False
+        n_pend = 1 if resume else 0  # CTA slots of this SM freed in this visit (a resume: some)
 
         if not resume:
             # idle cycles since this SM's last visit (the core's definition: no issue and every SIMD
