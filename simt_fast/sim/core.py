@@ -29,7 +29,7 @@ from .mech import mp_oer as m_oer
 from .mech import stackless as m_stackless
 from .mech import STACKLESS
 from .mech import sps as m_sps
-from .hws import max_lane_count
+from .hws import max_lane_count as _max_lane_count_jit
 from .visits import ERR_DEADLOCK, ERR_MAX_CYCLES, ERR_NO_PROGRESS  # noqa: F401  (the error codes, shared)
 from .visits import cycle_major_error, cycle_major_next, sm_major_next
 from .mech._tables import (
@@ -37,6 +37,10 @@ from .mech._tables import (
     S_ROW, S_RPCB, S_RPCO, S_STATE, S_T, W_AGE, W_CTA, W_CTASLOT, W_EPOCH, W_GID, W_LIVE, W_NEXTID, W_NLANES,
     W_RTN, W_STN, W_TBASE, R_NF, popcount, row_list_remove, st_append, st_remove,
 )
+
+# PDOM&HWS's issue width, inlined into the cycle loop (the public `hws.max_lane_count` is an
+# ordinary compiled function: called on every sps+hws issue, the call was ~10% of a run on nn)
+max_lane_count = inline_helper(_max_lane_count_jit.py_func)
 
 # ---- the stats/state vector ``g`` (int64) shared between the kernel and its wrapper ------------
 G_CYCLES = 0
