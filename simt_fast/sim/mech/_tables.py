@@ -63,7 +63,7 @@ W_GID = 10  # global warp id (CTA id * warps per CTA + warp index): the id event
 W_NF = 11
 
 
-@helper
+@inline_helper
 def popcount(m):
     """Set bits of a lane mask (SWAR; the int64 is reinterpreted as unsigned so lane 63 counts)."""
     x = np.uint64(m)
