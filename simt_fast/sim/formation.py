@@ -990,7 +990,7 @@ def _pick_dwf(majority, gto, sm, now, wf, pool, pool_n, last_age, pl):
     return -1
 
 
-@helper
+@inline_helper
 def _pick_tbc(gto, sm, k, now, wf, WS, n_sched, rr, last, pl):
     """tbc scheduling, as the core: warp slots bound to schedulers, lrr or gto (the SM's pool view
     column j is warp slot j)."""
