@@ -853,38 +853,33 @@ def _issue(hws, w, now, wf, wsl, W, sw, n_q, g, reg_ready, tpc, block_start, op_
 @helper
 def _block_end(mech, hws, sm, w, now, wf, wsl, pool, pool_n, free, free_n, W, sw, wpc, WS, pos, path, succ_ptr,
                succ_idx, exit_b, ipdom, tpc, cta_live, cta_arr, depth, ent_pc, ent_rpc, ent_nw, lay, scr, sq_i, g,
-               reg_ready, cslot, block_start, src_reg, pl, has_bar):
-    """Warp ``w`` issued the last instruction of its block: barrier, or (tbc) regroup at the successors
-    (then release the barriers that exits completed). Returns an error code (0: none). dwf's blocks
-    without a barrier do not come here: the cycle loop calls `_dwf_finish` directly."""
-    b = wf[w, F_BLK]
-    if has_bar[b]:
-        if mech == TBC:
-            cta = wf[w, F_CTA]
-            wf[w, F_STATE] = 1
-            wf[w, F_BART] = now
-            _sync(wf, pl, w, block_start)
-            cta_arr[cta] += wf[w, F_N]
-            err = _release(mech, hws, sm, cta, now, wf, wsl, pool, pool_n, free, free_n, W, sw, wpc, WS, pos, path,
-                           succ_ptr, succ_idx, exit_b, ipdom, tpc, cta_live, cta_arr, depth, ent_pc, ent_rpc, ent_nw,
-                           lay, scr, sq_i, g, reg_ready, cslot, block_start, src_reg, pl)
-        else:
-            ctas = sq_i[2]
-            n_c = _dwf_barrier(sm, w, now, wf, wsl, pool, pool_n, free, free_n, W, tpc, cta_arr, scr[0], ctas, g, pl,
-                               block_start, cslot)
-            err = 0
-            for ci in range(n_c):  # release in CTA order
-                cta = ctas[ci]
-                if cta_arr[cta] > 0 and cta_arr[cta] == cta_live[cta]:
-                    err = _release(mech, hws, sm, cta, now, wf, wsl, pool, pool_n, free, free_n, W, sw, wpc, WS, pos,
-                                   path, succ_ptr, succ_idx, exit_b, ipdom, tpc, cta_live, cta_arr, depth, ent_pc,
-                                   ent_rpc, ent_nw, lay, scr, sq_i, g, reg_ready, cslot, block_start, src_reg, pl)
-                    if err:
-                        break
-    else:  # tbc (as `_finish`, one whole-state call less)
-        err = _tbc_finish(w, now, wf, wsl, W, wpc, pos, path, succ_ptr, succ_idx, exit_b, ipdom, tpc, cta_live,
-                          cta_arr, sq_i[3], depth, ent_pc, ent_rpc, ent_nw, lay, scr[0], scr[4], g, reg_ready, cslot,
-                          block_start, src_reg, pl, WS)
+               reg_ready, cslot, block_start, src_reg, pl):
+    """Warp ``w`` issued the last instruction of its block, a bar.sync: wait there, and release the
+    barriers that completes (then those that exits completed). Returns an error code (0: none).
+    Blocks without a barrier do not come here: the cycle loop calls `_dwf_finish` / `_tbc_finish`
+    directly."""
+    if mech == TBC:
+        cta = wf[w, F_CTA]
+        wf[w, F_STATE] = 1
+        wf[w, F_BART] = now
+        _sync(wf, pl, w, block_start)
+        cta_arr[cta] += wf[w, F_N]
+        err = _release(mech, hws, sm, cta, now, wf, wsl, pool, pool_n, free, free_n, W, sw, wpc, WS, pos, path,
+                       succ_ptr, succ_idx, exit_b, ipdom, tpc, cta_live, cta_arr, depth, ent_pc, ent_rpc, ent_nw,
+                       lay, scr, sq_i, g, reg_ready, cslot, block_start, src_reg, pl)
+    else:
+        ctas = sq_i[2]
+        n_c = _dwf_barrier(sm, w, now, wf, wsl, pool, pool_n, free, free_n, W, tpc, cta_arr, scr[0], ctas, g, pl,
+                           block_start, cslot)
+        err = 0
+        for ci in range(n_c):  # release in CTA order
+            cta = ctas[ci]
+            if cta_arr[cta] > 0 and cta_arr[cta] == cta_live[cta]:
+                err = _release(mech, hws, sm, cta, now, wf, wsl, pool, pool_n, free, free_n, W, sw, wpc, WS, pos,
+                               path, succ_ptr, succ_idx, exit_b, ipdom, tpc, cta_live, cta_arr, depth, ent_pc,
+                               ent_rpc, ent_nw, lay, scr, sq_i, g, reg_ready, cslot, block_start, src_reg, pl)
+                if err:
+                    break
     if err or g[G_NREL] == 0:
         return err
     return _drain(mech, hws, sm, now, wf, wsl, pool, pool_n, free, free_n, W, sw, wpc, WS, pos, path, succ_ptr,
@@ -1271,22 +1266,26 @@ def _run(mech, hws, sync, sm_major, majority, gto, W, sw, n_sms, n_sched, cta_li
                 if off + 1 < block_start[b + 1] - block_start[b]:
                     wf[w, F_OFF] = off + 1
                     _ready_rows(wf, wsl, w, W, reg_ready, block_start, src_reg, pl, tpc)  # same threads
-                elif mech != TBC and not has_bar[b]:
-                    # dwf's block end without a barrier, called directly (one whole-state call instead of
-                    # two through `_block_end`, which handles barriers and tbc)
-                    if _dwf_finish((mech == EN_DWF) & (sw < W), hws, sm, w, now, wf, wsl, pool, pool_n, free, free_n,
-                                   W, sw, pos, path, succ_ptr, succ_idx, exit_b, tpc, cta_live, cta_arr, sq_i[3],
-                                   scr[0], scr[1], scr[2], scr[3], sq_i[0], sq_i[1], scr[4], g, reg_ready, cslot,
-                                   block_start, src_reg, pl):
-                        return
-                    if g[G_NREL] > 0 and _drain(mech, hws, sm, now, wf, wsl, pool, pool_n, free, free_n, W, sw, wpc,
-                                                WS, pos, path, succ_ptr, succ_idx, exit_b, ipdom, tpc, cta_live,
-                                                cta_arr, depth, ent_pc, ent_rpc, ent_nw, lay, scr, sq_i, g, reg_ready,
-                                                cslot, block_start, src_reg, pl):
+                elif not has_bar[b]:
+                    # a block end without a barrier: the mechanism's finish called directly (one
+                    # whole-state call instead of two through `_block_end`, which handles barriers)
+                    if mech == TBC:
+                        err = _tbc_finish(w, now, wf, wsl, W, wpc, pos, path, succ_ptr, succ_idx, exit_b, ipdom, tpc,
+                                          cta_live, cta_arr, sq_i[3], depth, ent_pc, ent_rpc, ent_nw, lay, scr[0],
+                                          scr[4], g, reg_ready, cslot, block_start, src_reg, pl, WS)
+                    else:
+                        err = _dwf_finish((mech == EN_DWF) & (sw < W), hws, sm, w, now, wf, wsl, pool, pool_n, free,
+                                          free_n, W, sw, pos, path, succ_ptr, succ_idx, exit_b, tpc, cta_live,
+                                          cta_arr, sq_i[3], scr[0], scr[1], scr[2], scr[3], sq_i[0], sq_i[1], scr[4],
+                                          g, reg_ready, cslot, block_start, src_reg, pl)
+                    if err or (g[G_NREL] > 0 and _drain(mech, hws, sm, now, wf, wsl, pool, pool_n, free, free_n, W,
+                                                        sw, wpc, WS, pos, path, succ_ptr, succ_idx, exit_b, ipdom,
+                                                        tpc, cta_live, cta_arr, depth, ent_pc, ent_rpc, ent_nw, lay,
+                                                        scr, sq_i, g, reg_ready, cslot, block_start, src_reg, pl)):
                         return
                 elif _block_end(mech, hws, sm, w, now, wf, wsl, pool, pool_n, free, free_n, W, sw, wpc, WS, pos, path,
                                 succ_ptr, succ_idx, exit_b, ipdom, tpc, cta_live, cta_arr, depth, ent_pc, ent_rpc,
-                                ent_nw, lay, scr, sq_i, g, reg_ready, cslot, block_start, src_reg, pl, has_bar):
+                                ent_nw, lay, scr, sq_i, g, reg_ready, cslot, block_start, src_reg, pl):
                     return
                 issued_sm = True
                 simd_free[sm, k] = now + width
