@@ -56,7 +56,14 @@ F_NROW = 16  # threads in the row cache wsl[w, W:W + F_NROW] (see `_ready`)
 F_MASK = 17  # occupied slots (bit s), as of the last `_ready`
 F_BASE = 18  # tbc: the first warp record of the owning CTA (no divisions at a block end)
 F_EP = 19  # epoch of its thread set: +1 at every `_rows` (tags its register summary, see `_ready_rows`)
-F_NF = 20
+# Register bounds (dwf, en-dwf; docs/formation.md "Seventh round"): every register of the warp's
+# threads is ready by F_BOUND, and every one without a summary entry of the current epoch by F_LOOSE.
+# A regrouped warp inherits F_BOUND from the warps its threads came from, so an operand whose entry
+# is missing needs no gather over the threads when F_LOOSE is not later than the cycle the warp
+# could issue anyway. INF (unknown: always gather) for tbc and for a record until its creator sets it.
+F_LOOSE = 20
+F_BOUND = 21
+F_NF = 22
 
 # Per-warp register summary (wsl[w, 2W:]): NSUM direct-mapped entries (tag, ready) where ready is
 # the latest ready cycle of register r over the warp's threads and tag = F_EP << 24 | r. Valid while
@@ -182,6 +189,7 @@ def _rows(wf, wsl, w, W, tpc, cslot):
     n = 0
     mask = np.int64(0)
     wf[w, F_EP] += 1  # a new thread set: its register summary is void
+    wf[w, F_LOOSE] = wf[w, F_BOUND]  # (the caller set F_BOUND for the new thread set)
     for s in range(W):
         t = wsl[w, s]
         if t >= 0:
@@ -210,18 +218,32 @@ def _ready_rows(wf, wsl, w, W, reg_ready, block_start, src_reg, pl, tpc):
         c = 2 * W + 2 * (r & (NSUM - 1))
         if wsl[w, c] == ep | r:  # the summary knows it: one read instead of one per thread
             rr = wsl[w, c + 1]
+        elif wf[w, F_LOOSE] <= t_ready:
+            continue  # ready for every thread by a cycle the warp waits for anyway: no gather
         else:
             off = r * tpc
             rr = 0
             for k in range(W, W + n):
                 x = reg_ready[wsl[w, k] + off]
                 rr = x if x > rr else rr
-            wsl[w, c] = ep | r
-            wsl[w, c + 1] = rr
+            _sum_store(wf, wsl, w, c, ep | r, rr)
         if rr > t_ready:
             t_ready = rr
     wf[w, F_READY] = t_ready
     _sync(wf, pl, w, block_start)
+
+
+@inline_helper
+def _sum_store(wf, wsl, w, c, tag, ready):
+    """Summary entry ``c`` of warp ``w`` := (tag, ready); an entry of this epoch it evicts folds its
+    cycle into F_LOOSE (its register has no entry any more)."""
+    old = wsl[w, c]
+    if old >> SUM_R_BITS == tag >> SUM_R_BITS and old != tag and wsl[w, c + 1] > wf[w, F_LOOSE]:
+        wf[w, F_LOOSE] = wsl[w, c + 1]
+    wsl[w, c] = tag
+    wsl[w, c + 1] = ready
+    if ready > wf[w, F_BOUND]:
+        wf[w, F_BOUND] = ready
 
 
 @inline_helper
@@ -242,6 +264,7 @@ def _new_warp(wf, wsl, w, g, blk, nb, cta):
     wf[w, F_BART] = 0
     wf[w, F_CTA] = cta
     wf[w, F_N] = 0
+    wf[w, F_BOUND] = INF  # unknown registers: the creator lowers it when it knows better
 
 
 @inline_helper
@@ -334,9 +357,10 @@ def _merge_may_fit(mmask, fmask, W):
 
 
 @inline_helper
-def _place(enhanced, sm, male, s, now, exclude, wf, wsl, pool, pool_n, W, sw, out, g, reg_ready, tpc, cslot,
+def _place(enhanced, sm, male, s, now, exclude, bound, wf, wsl, pool, pool_n, W, sw, out, g, reg_ready, tpc, cslot,
            block_start, src_reg, pl):
-    """Merge the male group into the forming warps at (s, 0), oldest first; returns threads left."""
+    """Merge the male group into the forming warps at (s, 0), oldest first; returns threads left.
+    ``bound``: F_BOUND of the warp the male threads come from."""
     left = 0
     mmask = np.int64(0)  # the male's occupied slots; a forming warp's are F_MASK (valid: see `_ready`)
     for slot in range(W):
@@ -373,6 +397,8 @@ def _place(enhanced, sm, male, s, now, exclude, wf, wsl, pool, pool_n, W, sw, ou
                 wf[f, F_N] += left
                 if now + 1 > wf[f, F_NB]:
                     wf[f, F_NB] = now + 1
+                if bound > wf[f, F_BOUND]:
+                    wf[f, F_BOUND] = bound
                 _ready(wf, wsl, f, W, reg_ready, tpc, cslot, block_start, src_reg, pl)
                 g[G_MERGES] += 1
                 return 0
@@ -390,6 +416,8 @@ def _place(enhanced, sm, male, s, now, exclude, wf, wsl, pool, pool_n, W, sw, ou
             left -= joined
             if now + 1 > wf[f, F_NB]:
                 wf[f, F_NB] = now + 1
+            if bound > wf[f, F_BOUND]:
+                wf[f, F_BOUND] = bound
             _ready(wf, wsl, f, W, reg_ready, tpc, cslot, block_start, src_reg, pl)
             g[G_MERGES] += 1
         if left == 0:
@@ -409,6 +437,7 @@ def _dwf_finish(enhanced, hws, sm, w, now, wf, wsl, pool, pool_n, free, free_n, 
     b = wf[w, F_BLK]
     for slot in range(W):
         orig[slot] = wsl[w, slot]
+    bound = wf[w, F_BOUND]  # every group of its threads inherits it
     keep = True  # the first group that opens a warp keeps this warp's record, id and age
     lo = succ_ptr[b]
     for e in range(lo, succ_ptr[b + 1]):
@@ -435,7 +464,7 @@ def _dwf_finish(enhanced, hws, sm, w, now, wf, wsl, pool, pool_n, free, free_n, 
             _squeeze_scratch(male, sq, sw, counts, order)
             for slot in range(W):
                 male[slot] = sq[slot]
-        left = _place(enhanced, sm, male, s, now, w, wf, wsl, pool, pool_n, W, sw, out, g, reg_ready, tpc, cslot,
+        left = _place(enhanced, sm, male, s, now, w, bound, wf, wsl, pool, pool_n, W, sw, out, g, reg_ready, tpc, cslot,
                       block_start, src_reg, pl)
         if left == 0:
             continue
@@ -453,6 +482,7 @@ def _dwf_finish(enhanced, hws, sm, w, now, wf, wsl, pool, pool_n, free, free_n, 
         else:
             nw = _alloc(wf, free, free_n, sm)
             _new_warp(wf, wsl, nw, g, s, now + 1, -1)
+            wf[nw, F_BOUND] = bound
             _pool_add(wf, pool, pool_n, pl, sm, nw, block_start)
         for slot in range(W):
             wsl[nw, slot] = male[slot]
@@ -487,6 +517,7 @@ def _dwf_barrier(sm, w, now, wf, wsl, pool, pool_n, free, free_n, W, tpc, cta_ar
         else:
             part = _alloc(wf, free, free_n, sm)
             _new_warp(wf, wsl, part, g, wf[w, F_BLK], wf[w, F_NB], -1)
+            wf[part, F_BOUND] = wf[w, F_BOUND]
             wf[part, F_OFF] = wf[w, F_OFF]
             _pool_add(wf, pool, pool_n, pl, sm, part, block_start)
         ctas[n_ctas] = cta
@@ -841,8 +872,7 @@ def _issue(hws, w, now, wf, wsl, W, sw, n_q, g, reg_ready, tpc, block_start, op_
         for k in range(W, W + wf[w, F_NROW]):  # the row cache (see `_ready`)
             reg_ready[wsl[w, k] + off] = now + latency
         c = 2 * W + 2 * (r & (NSUM - 1))  # every thread of the warp: the summary is exact (see NSUM)
-        wsl[w, c] = (wf[w, F_EP] << SUM_R_BITS) | r
-        wsl[w, c + 1] = now + latency
+        _sum_store(wf, wsl, w, c, (wf[w, F_EP] << SUM_R_BITS) | r, now + latency)
     done_t = now + (latency if latency > width else width)
     if done_t > g[G_CYCLES]:
         g[G_CYCLES] = done_t
@@ -1059,6 +1089,7 @@ def _dispatch(mech, sm, c, cta, now, W, wpc, WS, tpc, cta_lim, path_ptr, path, e
         if mech != TBC:
             if n > 0:
                 _new_warp(wf, wsl, w, g, 0, now, -1)
+                wf[w, F_BOUND] = 0  # a dispatched CTA's registers are all ready (its block is cleared)
                 wf[w, F_N] = n
                 _pool_add(wf, pool, pool_n, pl, sm, w, block_start)
                 _ready(wf, wsl, w, W, reg_ready, tpc, cslot, block_start, src_reg, pl)
@@ -1112,6 +1143,8 @@ def _simulate(mech, hws, sync, sm_major, majority, gto, W, sw, n_sms, n_sched, c
     pl[:, P_RDY, :] = INF
     for w in range(n_sms * NW):
         wf[w, F_SM] = w // NW
+        wf[w, F_BOUND] = INF  # (tbc keeps it: its regroupings always gather)
+        wf[w, F_LOOSE] = INF
         wf[w, F_CPC] = -1
         # tbc: warp slot j of an SM is column j of its pool view, all WS columns scanned
         wf[w, F_PIDX] = w % NW if mech == TBC else -1
