@@ -16,16 +16,16 @@ from __future__ import annotations
 import numpy as np
 
 from .._jit import jit
-from . import dwf as _dwf
 from . import hws as _hws
+from numba.cpython.unsafe.numbers import trailing_zeros
+
 from .mech._tables import helper, inline_helper, popcount
 from .visits import ERR_DEADLOCK, ERR_MAX_CYCLES, ERR_NO_PROGRESS  # noqa: F401  (the error codes, shared)
 from .visits import cycle_major_error, cycle_major_next, sm_major_next
 
 # Helpers of the cycle loop never allocate, so they are compiled without the numba runtime (the
 # core's `helper`; docs/core.md). `_simulate` allocates the state and hands it to the NRT-free `_run`.
-# the HWS engineer's squeeze and merge kernels, compiled NRT-free for these loops (same source)
-_merge_into = helper(_dwf._merge_into.py_func)
+# the HWS engineer's squeeze kernel, compiled NRT-free for these loops (same source)
 _squeeze_scratch = helper(_hws._squeeze_scratch.py_func)
 
 DWF = 7
@@ -349,15 +349,41 @@ def _release_warp(wf, free, free_n, sm, w):
 
 
 @inline_helper
-def _merge_may_fit(mmask, fmask, W):
-    """Can en-DWF's merge of warps with these occupied slots succeed at all? Every thread needs a
-    position of its own (at most W in all): a necessary test that spares `_merge_into` between
-    full warps, the common meeting in converged code."""
-    return popcount(mmask) + popcount(fmask) <= W
+def _en_dwf_merge(male, f, mmask, fmask, wsl, W, sw):
+    """en-DWF (seed 003 Appendix B) of the male group into warp ``f``, from the occupied-slot masks;
+    False (and ``f`` untouched) when some lane cannot hold its threads. The kernel's form of
+    `dwf._merge_into` (the public function and the reference model use that one; the differential
+    tests compare them): a conflict of lane l needs a position of l that is a hole in both warps, so
+    the merge succeeds exactly when every lane holds at most W / sw threads of the two warps together;
+    then, lane by lane, the conflicts in quarter order take the holes in quarter order (what the
+    Appendix's scan, first free other quarter for each conflict in turn, gives)."""
+    n_q = W // sw  # (en-dwf needs sw to divide W: `check_config`)
+    lane0 = np.int64(0)
+    for q in range(n_q):
+        lane0 |= np.int64(1) << (q * sw)
+    for lane in range(sw):
+        lb = lane0 << lane
+        if popcount(mmask & lb) + popcount(fmask & lb) > n_q:
+            return False
+    full = np.int64(-1) if W == 64 else (np.int64(1) << W) - 1
+    holes = ~(mmask | fmask) & full
+    conf = mmask & fmask
+    rest = mmask & ~fmask
+    while conf != 0:
+        s = trailing_zeros(conf)  # lowest slot first: within a lane, the lowest quarter first
+        conf &= conf - 1
+        h = trailing_zeros(holes & (lane0 << (s % sw)))
+        holes &= ~(np.int64(1) << h)
+        wsl[f, h] = male[s]
+    while rest != 0:
+        s = trailing_zeros(rest)
+        rest &= rest - 1
+        wsl[f, s] = male[s]
+    return True
 
 
 @inline_helper
-def _place(enhanced, sm, male, s, now, exclude, bound, wf, wsl, pool, pool_n, W, sw, out, g, reg_ready, tpc, cslot,
+def _place(enhanced, sm, male, s, now, exclude, bound, wf, wsl, pool, pool_n, W, sw, g, reg_ready, tpc, cslot,
            block_start, src_reg, pl):
     """Merge the male group into the forming warps at (s, 0), oldest first; returns threads left.
     ``bound``: F_BOUND of the warp the male threads come from."""
@@ -386,13 +412,8 @@ def _place(enhanced, sm, male, s, now, exclude, bound, wf, wsl, pool, pool_n, W,
                 for slot in range(W):
                     if male[slot] >= 0:
                         wsl[f, slot] = male[slot]
-            elif not _merge_may_fit(mmask, fmask, W):
-                ok = False  # more threads than slots: some lane overflows, `_merge_into` would refuse
             else:
-                ok, n_conf, n_moved = _merge_into(male, wsl[f], out, sw, True)
-                if ok:
-                    for slot in range(W):
-                        wsl[f, slot] = out[slot]
+                ok = _en_dwf_merge(male, f, mmask, fmask, wsl, W, sw)
             if ok:
                 wf[f, F_N] += left
                 if now + 1 > wf[f, F_NB]:
@@ -429,7 +450,7 @@ def _place(enhanced, sm, male, s, now, exclude, bound, wf, wsl, pool, pool_n, W,
 
 @helper
 def _dwf_finish(enhanced, hws, sm, w, now, wf, wsl, pool, pool_n, free, free_n, W, sw, pos, path, succ_ptr,
-                succ_idx, exit_b, tpc, cta_live, cta_arr, rel, orig, male, out, sq, counts, order, nxt, g, reg_ready,
+                succ_idx, exit_b, tpc, cta_live, cta_arr, rel, orig, male, sq, counts, order, nxt, g, reg_ready,
                 cslot, block_start, src_reg, pl):
     err = _step(wf, wsl, w, W, pos, path, succ_ptr, succ_idx, g, now, nxt)
     if err:
@@ -464,7 +485,7 @@ def _dwf_finish(enhanced, hws, sm, w, now, wf, wsl, pool, pool_n, free, free_n, 
             _squeeze_scratch(male, sq, sw, counts, order)
             for slot in range(W):
                 male[slot] = sq[slot]
-        left = _place(enhanced, sm, male, s, now, w, bound, wf, wsl, pool, pool_n, W, sw, out, g, reg_ready, tpc, cslot,
+        left = _place(enhanced, sm, male, s, now, w, bound, wf, wsl, pool, pool_n, W, sw, g, reg_ready, tpc, cslot,
                       block_start, src_reg, pl)
         if left == 0:
             continue
@@ -790,7 +811,7 @@ def _finish(mech, hws, sm, w, now, wf, wsl, pool, pool_n, free, free_n, W, sw, w
     # one quarter (simd_width >= warp_size) leaves no other position in a lane: en-DWF is DWF there
     enhanced = (mech == EN_DWF) & (sw < W)
     return _dwf_finish(enhanced, hws, sm, w, now, wf, wsl, pool, pool_n, free, free_n, W, sw, pos, path,
-                       succ_ptr, succ_idx, exit_b, tpc, cta_live, cta_arr, sq_i[3], scr[0], scr[1], scr[2], scr[3], sq_i[0], sq_i[1], scr[4], g,
+                       succ_ptr, succ_idx, exit_b, tpc, cta_live, cta_arr, sq_i[3], scr[0], scr[1], scr[3], sq_i[0], sq_i[1], scr[4], g,
                        reg_ready, cslot, block_start, src_reg, pl)
 
 
@@ -1173,7 +1194,7 @@ def _simulate(mech, hws, sync, sm_major, majority, gto, W, sw, n_sms, n_sched, c
     dirty = np.ones(n_sms, np.bool_)
     chk = np.ones(n_sms, np.bool_)  # look for finished CTAs at the next visit (after a dispatch)
     acc = np.zeros(n_sms, np.int64)  # idle cycles are counted up to here
-    scr = np.zeros((5, W), np.int64)  # orig, male, out, squeezed, next block per slot
+    scr = np.zeros((5, W), np.int64)  # orig, male, (unused), squeezed, next block per slot
     sq_i = np.zeros((4, max(W, n_q, n_cs) + 1), np.int64)  # squeeze counts/order, CTA list, release queue
 
     iss_sm = np.zeros(n_sms * n_sched, np.int64)  # hws_sync_sms: this cycle's issues
@@ -1309,7 +1330,7 @@ def _run(mech, hws, sync, sm_major, majority, gto, W, sw, n_sms, n_sched, cta_li
                     else:
                         err = _dwf_finish((mech == EN_DWF) & (sw < W), hws, sm, w, now, wf, wsl, pool, pool_n, free,
                                           free_n, W, sw, pos, path, succ_ptr, succ_idx, exit_b, tpc, cta_live,
-                                          cta_arr, sq_i[3], scr[0], scr[1], scr[2], scr[3], sq_i[0], sq_i[1], scr[4],
+                                          cta_arr, sq_i[3], scr[0], scr[1], scr[3], sq_i[0], sq_i[1], scr[4],
                                           g, reg_ready, cslot, block_start, src_reg, pl)
                     if err or (g[G_NREL] > 0 and _drain(mech, hws, sm, now, wf, wsl, pool, pool_n, free, free_n, W,
                                                         sw, wpc, WS, pos, path, succ_ptr, succ_idx, exit_b, ipdom,
