@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 
 from hws_strategies import HOLE, to_mask, warp_pairs
 from simt_fast.sim import dwf, hws
@@ -125,6 +125,31 @@ def test_merge_numba_matches_reference(pair):
         exp, exp_conflicts, exp_moved = ref.merge_count_conflicts(male, female, simd, enhanced)
         assert (None if got is None else got.tolist()) == exp
         assert (conflicts, moved) == (exp_conflicts, exp_moved)
+
+
+@PROPS
+@given(warp_pairs())
+# two conflicts in one lane (lane 0, quarters 0 and 1), two holes for them (quarters 2 and 3)
+@example((warp_of([32, 40]), warp_of([0, 8]), 8))
+def test_formation_kernel_merge_matches_reference(pair):
+    """The timing kernel's own en-DWF merge (from slot masks, conflicts paired with their lane's holes
+    in quarter order) gives the reference's result, or refuses exactly when it does."""
+    from simt_fast.sim.formation import _en_dwf_merge
+
+    male, female, simd = pair
+    if simd >= len(male):
+        return  # one quarter: the kernel runs DWF there (no other position in a lane)
+    m = np.asarray(male, np.int64)
+    merged = np.asarray(female, np.int64).copy()
+    def bits(slots):  # the kernel's occupied-slot mask: int64, slot 63 is the sign bit
+        return np.array([to_mask(slots)], np.uint64).view(np.int64)[0]
+
+    ok = _en_dwf_merge(m, 0, bits(male), bits(female), merged.reshape(1, -1), len(male), simd)
+    exp, _, _ = ref.merge_count_conflicts(male, female, simd, True)
+    if exp is None:
+        assert not ok and merged.tolist() == list(female)  # refused: the forming warp is untouched
+    else:
+        assert ok and merged.tolist() == exp
 
 
 @PROPS
