@@ -681,16 +681,17 @@ def _run(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, policy, max_cycles, 
                         g[G_WARP_INSTS] += 1
                         g[G_THREAD_INSTS] += active
                         occ_hist[active] += 1
-                        quarters = 0
-                        for q in range(n_q):
-                            if (mask >> (q * sw)) & qmask:
-                                quarters += 1
                         k_width = occ
                         if hws:
                             # PDOM&HWS (seed 003 §4.1-4.2): squeezed lane-aware, the warp issues only its
                             # non-empty quarters; a lane with k threads needs k, and the squeeze gets there
                             k_width = max_lane_count(np.uint64(mask), n_q, sw)
                             quarters = k_width
+                        else:
+                            quarters = 0
+                            for q in range(n_q):
+                                if (mask >> (q * sw)) & qmask:
+                                    quarters += 1
                         q_hist[quarters] += 1
                         if ev.shape[0] > 0:
                             emit(ev, g, EV_ISSUE, now, winfo[w, W_GID], b, off, mask, 0, 0, 0, 0, 0)

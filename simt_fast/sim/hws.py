@@ -145,7 +145,7 @@ def _popcount64(x):
     return np.int64(x & np.uint64(0x7F))
 
 
-@jit
+@jit(inline="always")  # (on every PDOM&HWS issue, via max_lane_count: a call there cost ~2%)
 def _low_bits(n):
     """A uint64 with the low ``n`` bits set (n = 64 included, where ``1 << 64`` would wrap)."""
     if n >= 64:
