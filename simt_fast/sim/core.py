@@ -484,12 +484,18 @@ def _simulate(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, n_regs, K, poli
     sm_lp = np.zeros(n_sms, np.int64)  # each SM's last issue or CTA retirement
     stop_t = np.full(n_sms, INF, np.int64)  # SM-major: the cycle an SM stopped at (INF: not stopped)
     pend = np.zeros((n_sms, cta_lim), np.bool_)  # freed CTA slots waiting for the next CTAs
+    # dep_next[i]: instruction i + 1 reads the register instruction i writes (see `w_next` in `_run`)
+    n_instr = dst_reg.shape[0]
+    dep_next = np.zeros(n_instr, np.bool_)
+    for i in range(n_instr - 1):
+        r = dst_reg[i]
+        dep_next[i] = r >= 0 and (src_reg[i + 1, 0] == r or src_reg[i + 1, 1] == r or src_reg[i + 1, 2] == r)
 
     _run(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, policy, max_cycles, no_progress, block_start, succ_ptr,
          succ_idx, ipdom, has_bar, prio, op_class, dst_reg, src_reg, lat, path_ptr, path, exit_b, syncwarp, ev,
          occ_hist, q_hist, g, wpc, WS, n_slots, n_q, qmask, occ, st, rt, winfo, sb, sbr, ran, pos,
          cta_live, cta_arr, simd_free, rr, last, sm_next, sm_seen, sm_retire, sm_res, order, order_n, nxt, gblk,
-         gmask, cand, wready, sk_next, hws, hws_sync, iss_lat, k1, sm_major, sm_lp, stop_t, pend)
+         gmask, cand, wready, sk_next, hws, hws_sync, iss_lat, k1, sm_major, sm_lp, stop_t, pend, dep_next)
 
 
 @helper
@@ -497,7 +503,7 @@ def _run(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, policy, max_cycles, 
          succ_idx, ipdom, has_bar, prio, op_class, dst_reg, src_reg, lat, path_ptr, path, exit_b, syncwarp, ev,
          occ_hist, q_hist, g, wpc, WS, n_slots, n_q, qmask, occ, st, rt, winfo, sb, sbr, ran, pos,
          cta_live, cta_arr, simd_free, rr, last, sm_next, sm_seen, sm_retire, sm_res, order, order_n, nxt, gblk,
-         gmask, cand, wready, sk_next, hws, hws_sync, iss_lat, k1, sm_major, sm_lp, stop_t, pend):
+         gmask, cand, wready, sk_next, hws, hws_sync, iss_lat, k1, sm_major, sm_lp, stop_t, pend, dep_next):
     """The visit loop (NRT-free: it never allocates, so its many helper calls cost no refcounting).
 
     A visit is one SM at one cycle: issue, retire finished CTAs, hand their slots new CTAs, compute
@@ -635,6 +641,7 @@ def _run(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, policy, max_cycles, 
                         nc = stn
                     ci = 0
                     w_t = INF
+                    w_next = 0  # after an issue: a cycle before which this warp cannot issue (0: unknown)
                     while ci < nc:
                         i = cand[ci]
                         ci += 1
@@ -739,6 +746,13 @@ def _run(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, policy, max_cycles, 
                             st[w, i, S_OFF] = off + 1
                             if mech == MP_OER and st[w, i, S_RPCB] == b and st[w, i, S_RPCO] == off + 1:
                                 err = _early_arrival(mech, st, rt, winfo, w, now, g, ev)
+                            elif dep_next[instr] and (stn_before == 1 or mech == SPS) and mech != MIMD:
+                                # The same unit issues next (the only one, or sps' top of stack). If that
+                                # instruction reads the register just written, it waits for this write:
+                                # the walk may skip the warp until then instead of checking its operands
+                                # (a dependent chain issuing faster than its latency, e.g. 1-quarter warps
+                                # under PDOM&HWS: nn walked 3.3 slots per visit, mostly such checks).
+                                w_next = now + latency
                         else:
                             err = _block_end(mech, st, rt, winfo, w, i, now, b, active, has_bar, pos, path, succ_ptr,
                                              succ_idx, ipdom, exit_b, prio, cta_live, cta_arr, wpc, WS, nxt, gblk,
@@ -760,7 +774,7 @@ def _run(mech, W, sw, n_sms, n_sched, cta_lim, tpc, n_ctas, policy, max_cycles, 
                                 break
                             nc = schedulable(mech, st, rt, winfo, w, prio, cand)
                             ci = 0
-                    wready[w] = 0 if issued_k else w_t
+                    wready[w] = w_next if issued_k else w_t
                     if issued_k and mech != MIMD:
                         rr[sm, k] = (w - sm * WS - k) // n_sched
                         last[sm, k] = w
