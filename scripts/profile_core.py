@@ -66,7 +66,8 @@ def main():
     cfg = cfg.replace(**overrides)
     kernel = formation if args.mechanism in ("dwf", "en-dwf", "tbc") else core
     simulate(trace, cfg)
-    libs = [next(iter(f.overloads.values())).library for f in (kernel._simulate, kernel._run)]
+    fns = [kernel._simulate, kernel._run] + [getattr(kernel, args.function)] * hasattr(kernel, args.function)
+    libs = [cres.library for f in fns for cres in f.overloads.values()]
     syms = {}
     for lib in libs:
         for fn in lib._final_module.functions:
@@ -82,9 +83,6 @@ def main():
     mod = kernel.__name__.rsplit(".", 1)[1]  # mangled: _ZN<len>simt_fast3sim<len><module>4_run...
     fn = args.function
     run_addr, run_name = next((a, n) for a, n in syms if re.match(rf"_ZN\d+simt_fast3sim{len(mod)}{mod}{len(fn)}{fn}B", n))
-    run_size = next((a for a, _ in syms if a > run_addr), run_addr + (1 << 17)) - run_addr
-    (work / "run.bin").write_bytes(ctypes.string_at(run_addr, min(run_size, 1 << 20)))
-    asm = next(a for a in (lib.get_asm_str() for lib in reversed(libs)) if run_name + ":" in a)
 
     stop = time.time() + args.seconds + 2
     replay = threading.Thread(target=lambda: [simulate(trace, cfg) for _ in iter(lambda: time.time() < stop, False)])
@@ -104,34 +102,52 @@ def main():
             if line.count("%") and float(line.split("%")[0]) < 0.5:
                 break
 
-    # instruction k of the disassembly is instruction k of the listing: take the listing's lines
-    lines, files, cur = [], {}, ("", 0)
-    # .file N "dir" "name" or .file N "path" (declared anywhere in the listing, often before the function)
-    for m in re.finditer(r'^\s*\.file\s+(\d+)\s+"([^"]*)"(?:\s+"([^"]*)")?', asm, re.M):
-        files[m.group(1)] = os.path.join(m.group(2), m.group(3)) if m.group(3) else m.group(2)
-    body = asm[asm.index(run_name + ":"):]
-    for raw in body.splitlines()[1:]:
-        t = raw.strip()
-        if t.startswith(".Lfunc_end"):
-            break
-        if t.startswith(".loc"):
-            p = t.split()
-            cur = (p[1], int(p[2]))
-        elif t and not t.startswith((".", "#")) and not t.endswith(":"):
-            lines.append(cur)
-    dis = subprocess.run(["objdump", "-D", "-b", "binary", "-m", "i386:x86-64", f"--adjust-vma={run_addr:#x}",
-                          str(work / "run.bin")], capture_output=True, text=True).stdout
-    index = {int(m.group(1), 16): k for k, m in enumerate(re.finditer(r"^\s+([0-9a-f]+):\t", dis, re.M))}
+    # Source lines from the very object code the JIT loaded (numba keeps it for its cache; compiled with
+    # NUMBA_DEBUGINFO its line table is exact). An assembly listing (`get_asm_str`) would not do: it is a
+    # second code generation, and a third of its instructions differ from the code that runs. A callee
+    # is linked into every caller's library, so the function exists in several copies: take the one
+    # that got the samples.
+    best = None
+    for lib in libs:
+        obj = getattr(lib, "_compiled_object", None)
+        if not obj or run_name.encode() not in obj:
+            continue
+        (work / "kernel.o").write_bytes(obj)
+        symtab = subprocess.run(["objdump", "-t", str(work / "kernel.o")], capture_output=True, text=True).stdout
+        row = next((line.split() for line in symtab.splitlines() if line.endswith(" " + run_name)), None)
+        if row is None or row[-3] == "*UND*":
+            continue
+        dis = subprocess.run(["objdump", "-d", "-l", "--insn-width=15", f"--disassemble={run_name}",
+                              str(work / "kernel.o")], capture_output=True, text=True).stdout
+        sym_value = int(row[0], 16)
+        starts = {int(m.group(1), 16) - sym_value for m in re.finditer(r"^\s+([0-9a-f]+):\t", dis, re.M)}
+        # (the JIT resolves the name to one copy, whichever library is asked: the right object is the
+        # one whose instruction starts are where the samples are)
+        addr = lib.get_pointer_to_function(run_name)
+        fit = sum(n for ip, n in ips.items() if ip - addr in starts)
+        if best is None or fit > best[0]:
+            best = (fit, dis, addr, sym_value)
+    if best is None:
+        sys.exit(f"no object code of {run_name} (was it loaded from a cache?)")
+    _, dis, run_addr, sym_value = best
+    line_of, cur = {}, ("?", 0)  # instruction offset in the function -> (source file, line)
+    for raw in dis.splitlines():
+        m = re.match(r"^(/\S+):(\d+)", raw)
+        if m:
+            cur = (m.group(1), int(m.group(2)))
+            continue
+        m = re.match(r"^\s+([0-9a-f]+):\t", raw)
+        if m:
+            line_of[int(m.group(1), 16) - sym_value] = cur
     total = sum(ips.values())
     per_line = collections.Counter()
     for addr, n in ips.items():
-        k = index.get(addr)
-        if k is not None and k < len(lines):
-            per_line[lines[k]] += n
+        where = line_of.get(addr - run_addr)
+        if where is not None:
+            per_line[where] += n
     sources = {}
     print(f"\nhottest source lines inside {fn} ({total} samples in all):")
-    for (f, ln), n in per_line.most_common(args.top):
-        path = files.get(f, "?")
+    for (path, ln), n in per_line.most_common(args.top):
         if path not in sources:
             try:
                 sources[path] = Path(path).read_text().splitlines()
