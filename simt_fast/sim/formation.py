@@ -63,7 +63,12 @@ F_EP = 19  # epoch of its thread set: +1 at every `_rows` (tags its register sum
 # could issue anyway. INF (unknown: always gather) for tbc and for a record until its creator sets it.
 F_LOOSE = 20
 F_BOUND = 21
-F_NF = 22
+# The row cache's shape: F_RUN is its lowest row when its rows are one run of consecutive rows (a warp
+# whose threads are consecutive in their CTA, as every warp of converged code), else -1; an issue then
+# writes its destination register with one contiguous fill instead of a scatter over the rows
+F_RUN = 22
+F_QACT = 23  # quarters holding a thread (`_quarters` of F_MASK), -1 until the next issue computes it
+F_NF = 24
 
 # Per-warp register summary (wsl[w, 2W:]): NSUM direct-mapped entries (tag, ready) where ready is
 # the latest ready cycle of register r over the warp's threads and tag = F_EP << 24 | r. Valid while
@@ -190,16 +195,23 @@ def _rows(wf, wsl, w, W, tpc, cslot):
     mask = np.int64(0)
     wf[w, F_EP] += 1  # a new thread set: its register summary is void
     wf[w, F_LOOSE] = wf[w, F_BOUND]  # (the caller set F_BOUND for the new thread set)
+    lo = INF
+    hi = -1
     for s in range(W):
         t = wsl[w, s]
         if t >= 0:
             # scoreboard row: its CTA's residency slot * tpc + CTA-local id, kept per thread in
             # ``cslot`` from dispatch so that no hot loop divides
-            wsl[w, W + n] = cslot[t]
+            x = cslot[t]
+            wsl[w, W + n] = x
+            lo = x if x < lo else lo
+            hi = x if x > hi else hi
             mask |= np.int64(1) << s
             n += 1
     wf[w, F_NROW] = n
     wf[w, F_MASK] = mask
+    wf[w, F_QACT] = -1
+    wf[w, F_RUN] = lo if hi - lo == n - 1 else -1  # (n distinct rows spanning n: one run)
 
 
 @inline_helper
@@ -223,9 +235,14 @@ def _ready_rows(wf, wsl, w, W, reg_ready, block_start, src_reg, pl, tpc):
         else:
             off = r * tpc
             rr = 0
-            for k in range(W, W + n):
-                x = reg_ready[wsl[w, k] + off]
-                rr = x if x > rr else rr
+            run = wf[w, F_RUN]
+            if run >= 0:
+                for x in reg_ready[run + off:run + off + n]:
+                    rr = x if x > rr else rr
+            else:
+                for k in range(W, W + n):
+                    x = reg_ready[wsl[w, k] + off]
+                    rr = x if x > rr else rr
             _sum_store(wf, wsl, w, c, ep | r, rr)
         if rr > t_ready:
             t_ready = rr
@@ -857,7 +874,10 @@ def _issue(hws, w, now, wf, wsl, W, sw, n_q, g, reg_ready, tpc, block_start, op_
     its SIMD occupancy in cycles. The caller moves the warp on (`_ready` or `_block_end`): the
     common case, an instruction inside a block, then needs no helper with the whole state."""
     active = wf[w, F_N]
-    q_act = _quarters(wf[w, F_MASK], W, sw, n_q)
+    q_act = wf[w, F_QACT]
+    if q_act < 0:  # (its slots changed since its last issue)
+        q_act = _quarters(wf[w, F_MASK], W, sw, n_q)
+        wf[w, F_QACT] = q_act
     width = q_act if hws else n_q  # seed 003 §4.2: only the active quarter-warps go down the pipe
     b = wf[w, F_BLK]
     off = wf[w, F_OFF]
@@ -890,8 +910,12 @@ def _issue(hws, w, now, wf, wsl, W, sw, n_q, g, reg_ready, tpc, block_start, op_
     r = dst_reg[instr]
     if r >= 0:
         off = r * tpc
-        for k in range(W, W + wf[w, F_NROW]):  # the row cache (see `_ready`)
-            reg_ready[wsl[w, k] + off] = now + latency
+        run = wf[w, F_RUN]
+        if run >= 0:
+            reg_ready[run + off:run + off + wf[w, F_NROW]] = now + latency
+        else:
+            for k in range(W, W + wf[w, F_NROW]):  # the row cache (see `_ready`)
+                reg_ready[wsl[w, k] + off] = now + latency
         c = 2 * W + 2 * (r & (NSUM - 1))  # every thread of the warp: the summary is exact (see NSUM)
         _sum_store(wf, wsl, w, c, (wf[w, F_EP] << SUM_R_BITS) | r, now + latency)
     done_t = now + (latency if latency > width else width)
