@@ -195,19 +195,21 @@ def _rows(wf, wsl, w, W, tpc, cslot):
     mask = np.int64(0)
     wf[w, F_EP] += 1  # a new thread set: its register summary is void
     wf[w, F_LOOSE] = wf[w, F_BOUND]  # (the caller set F_BOUND for the new thread set)
+    for s in range(W):  # (branch-free: which slots hold a thread is unpredictable after a regrouping)
+        mask |= np.int64(wsl[w, s] >= 0) << s
     lo = INF
     hi = -1
-    for s in range(W):
-        t = wsl[w, s]
-        if t >= 0:
-            # scoreboard row: its CTA's residency slot * tpc + CTA-local id, kept per thread in
-            # ``cslot`` from dispatch so that no hot loop divides
-            x = cslot[t]
-            wsl[w, W + n] = x
-            lo = x if x < lo else lo
-            hi = x if x > hi else hi
-            mask |= np.int64(1) << s
-            n += 1
+    m = mask
+    while m != 0:
+        s = trailing_zeros(m)
+        m &= m - 1
+        # scoreboard row: its CTA's residency slot * tpc + CTA-local id, kept per thread in
+        # ``cslot`` from dispatch so that no hot loop divides
+        x = cslot[wsl[w, s]]
+        wsl[w, W + n] = x
+        lo = x if x < lo else lo
+        hi = x if x > hi else hi
+        n += 1
     wf[w, F_NROW] = n
     wf[w, F_MASK] = mask
     wf[w, F_QACT] = -1
@@ -400,16 +402,12 @@ def _en_dwf_merge(male, f, mmask, fmask, wsl, W, sw):
 
 
 @inline_helper
-def _place(enhanced, sm, male, s, now, exclude, bound, wf, wsl, pool, pool_n, W, sw, g, reg_ready, tpc, cslot,
-           block_start, src_reg, pl):
-    """Merge the male group into the forming warps at (s, 0), oldest first; returns threads left.
-    ``bound``: F_BOUND of the warp the male threads come from."""
-    left = 0
-    mmask = np.int64(0)  # the male's occupied slots; a forming warp's are F_MASK (valid: see `_ready`)
-    for slot in range(W):
-        if male[slot] >= 0:
-            left += 1
-            mmask |= np.int64(1) << slot
+def _place(enhanced, sm, male, mmask, s, now, exclude, bound, wf, wsl, pool, pool_n, W, sw, g, reg_ready, tpc,
+           cslot, block_start, src_reg, pl):
+    """Merge the male group (``mmask``: its occupied slots) into the forming warps at (s, 0), oldest
+    first; returns threads left. ``bound``: F_BOUND of the warp the male threads come from. A forming
+    warp's occupied slots are its F_MASK (valid: see `_ready`)."""
+    left = popcount(mmask)
     any_forming = False
     pc = block_start[s]  # (s, 0); blocks other than the exit are never empty
     for j in range(pool_n[sm]):
@@ -441,14 +439,14 @@ def _place(enhanced, sm, male, s, now, exclude, bound, wf, wsl, pool, pool_n, W,
                 g[G_MERGES] += 1
                 return 0
         # DWF (Fung et al. 2007, lane-aware): a thread joins if its own slot is free there
-        joined = 0
-        if mmask & ~fmask != 0:  # else every male thread's slot is taken: nothing to scan
-            for slot in range(W):
-                if male[slot] >= 0 and wsl[f, slot] < 0:
-                    wsl[f, slot] = male[slot]
-                    male[slot] = HOLE
-                    mmask &= ~(np.int64(1) << slot)
-                    joined += 1
+        join = mmask & ~fmask
+        joined = popcount(join)
+        mmask &= ~join
+        while join != 0:
+            slot = trailing_zeros(join)
+            join &= join - 1
+            wsl[f, slot] = male[slot]
+            male[slot] = HOLE
         if joined > 0:
             wf[f, F_N] += joined
             left -= joined
@@ -482,28 +480,29 @@ def _dwf_finish(enhanced, hws, sm, w, now, wf, wsl, pool, pool_n, free, free_n, 
         s = succ_idx[e]
         if not _first_succ(succ_idx, lo, e):
             continue
-        n = 0
+        mmask = np.int64(0)  # the group: slots whose thread goes to s (branch-free, vectorised)
         for slot in range(W):
-            t = orig[slot]
-            if t >= 0 and nxt[slot] == s:
-                male[slot] = t
-                n += 1
-            else:
-                male[slot] = HOLE
-        if n == 0:
+            mmask |= np.int64((orig[slot] >= 0) & (nxt[slot] == s)) << slot
+        if mmask == 0:
             continue
         if s == exit_b:
-            for slot in range(W):
-                if male[slot] >= 0:
-                    _exit_thread(male[slot], tpc, cta_live, cta_arr, rel, g)
+            m = mmask
+            while m != 0:
+                slot = trailing_zeros(m)
+                m &= m - 1
+                _exit_thread(orig[slot], tpc, cta_live, cta_arr, rel, g)
             continue
+        for slot in range(W):
+            male[slot] = orig[slot] if (mmask >> slot) & 1 else HOLE
         if hws:
             # seed 003 §4.4 step 1: squeeze the male warp before it meets the pool
             _squeeze_scratch(male, sq, sw, counts, order)
+            mmask = np.int64(0)
             for slot in range(W):
                 male[slot] = sq[slot]
-        left = _place(enhanced, sm, male, s, now, w, bound, wf, wsl, pool, pool_n, W, sw, g, reg_ready, tpc, cslot,
-                      block_start, src_reg, pl)
+                mmask |= np.int64(sq[slot] >= 0) << slot
+        left = _place(enhanced, sm, male, mmask, s, now, w, bound, wf, wsl, pool, pool_n, W, sw, g, reg_ready, tpc,
+                      cslot, block_start, src_reg, pl)
         if left == 0:
             continue
         if keep:
