@@ -305,19 +305,32 @@ def _step(wf, wsl, w, W, pos, path, succ_ptr, succ_idx, g, now, nxt):
     """Every thread of warp ``w`` finished its block: advance its path cursor (checking the edge).
     ``nxt[s]`` receives the next block of the thread in slot ``s`` (one read of its path)."""
     b = wf[w, F_BLK]
-    for s in range(W):
+    occ = np.int64(0)
+    for s in range(W):  # (branch-free: holes are unpredictable after a regrouping)
+        occ |= np.int64(wsl[w, s] >= 0) << s
+    # Every cursor first, the edge checks after: a thread's path read misses the cache once every
+    # 16 blocks (a new line), and with no branch between them these misses overlap
+    m = occ
+    while m != 0:
+        s = trailing_zeros(m)
+        m &= m - 1
         t = wsl[w, s]
-        if t < 0:
-            continue
-        pos[t] += 1
-        n = path[pos[t]]
-        nxt[s] = n
+        p = pos[t] + 1
+        pos[t] = p
+        nxt[s] = path[p]
+    lo = succ_ptr[b]
+    hi = succ_ptr[b + 1]
+    m = occ
+    while m != 0:
+        s = trailing_zeros(m)
+        m &= m - 1
+        n = nxt[s]
         ok = False
-        for e in range(succ_ptr[b], succ_ptr[b + 1]):
+        for e in range(lo, hi):
             ok |= succ_idx[e] == n  # no early exit: which edge a thread takes is unpredictable
-        if not ok:
+        if not ok:  # (the first bad thread in slot order, as the reference reports it)
             g[G_ERR] = ERR_BAD_EDGE
-            g[G_ERR_WARP] = t
+            g[G_ERR_WARP] = wsl[w, s]
             g[G_ERR_BLK] = b
             g[G_ERR_NEXT] = n
             g[G_ERR_CYCLE] = now
