@@ -5,9 +5,9 @@ Layout (``schema = "simt-fast/trace/1"``)::
     /                attrs: schema, kernel, grid[3], block[3], source_sha256, simt_fast_version,
                      created (+ any free-form Trace.attrs)
     /cfg/            block_start, succ_ptr, succ_idx, ipdom, label, has_barrier
-    /instr/          op_class, dst_reg, src_reg, text
+    /instr/          op_class, dst_reg, src_reg, text (+ optional mem_bytes, mem_kind)
     /threads/        path_ptr (int64, CSR), path (uint16|uint32, chunked + compressed)
-    /mem/ (optional) mem_ptr (int64, CSR), mem_addr (uint64, chunked + compressed)
+    /mem/ (optional) mem_ptr (int64, CSR), mem_addr (uint64, chunked + compressed); attr format
 
 Every file is produced by :class:`TraceWriter`, which streams thread paths CTA batch by CTA
 batch into resizable datasets of a temporary file and renames it into place on ``close()``:
@@ -29,7 +29,7 @@ from typing import Mapping, Optional
 import h5py
 import numpy as np
 
-from .model import SCHEMA, SCHEMA_MAJOR, Trace, TraceError
+from .model import MEM_FORMAT, SCHEMA, SCHEMA_MAJOR, Trace, TraceError
 
 # Root attributes the format owns; anything else on the root is a free-form Trace.attrs entry.
 HEADER_ATTRS = ("schema", "kernel", "grid", "block", "source_sha256", "simt_fast_version", "created", "digest")
@@ -48,6 +48,11 @@ INSTR_FIELDS = {
     "src_reg": np.int16,
 }
 STRING_FIELDS = {"label": "cfg", "text": "instr"}
+# optional per-instruction memory facts (absent in traces written before they existed)
+MEM_INSTR_FIELDS = {
+    "mem_bytes": np.uint8,
+    "mem_kind": np.uint8,
+}
 
 # Paths are the bulk of a file: 64 Ki block ids per chunk, shuffle + gzip (readable by any
 # HDF5 tool, unlike lzf) at a level that keeps the emulator's write cost small.
@@ -145,8 +150,10 @@ class TraceWriter:
         source_sha256: str = "",
         attrs: Optional[Mapping] = None,
         with_mem: bool = False,
+        mem_format: str = "",
     ):
         self.path = Path(path)
+        self.mem_format = str(mem_format or "")
         self.kernel = str(kernel)
         self.grid = _triple("grid", grid)
         self.block = _triple("block", block)
@@ -159,6 +166,8 @@ class TraceWriter:
         arrays["op_class"] = _as_int_array("op_class", cfg["op_class"], np.uint8)
         arrays["dst_reg"] = _as_int_array("dst_reg", cfg["dst_reg"], np.int16)
         arrays["src_reg"] = _as_int_array("src_reg", cfg["src_reg"], np.int16, ndim=2)
+        self.mem_instr = {k: _as_int_array(k, cfg[k], dt) for k, dt in MEM_INSTR_FIELDS.items()
+                          if cfg.get(k) is not None}
         n_blocks = len(arrays["block_start"]) - 1
         if n_blocks < 1:
             raise TraceError("trace field 'block_start' must have n_blocks + 1 >= 2 entries")
@@ -171,6 +180,8 @@ class TraceWriter:
         self._hash = _ContentHash(self.kernel, self.grid, self.block, str(source_sha256 or ""))
         for k in (*CFG_FIELDS, *INSTR_FIELDS):
             self._hash.array(k, arrays[k])
+        for k, v in self.mem_instr.items():
+            self._hash.array(k, v)
         self._hash.strings("label", labels)
         self._hash.strings("text", texts)
         self._hash.array("path_ptr", np.zeros(1, np.int64))
@@ -208,6 +219,8 @@ class TraceWriter:
             g = self._h5.create_group("instr")
             for k in INSTR_FIELDS:
                 g.create_dataset(k, data=arrays[k])
+            for k, v in self.mem_instr.items():
+                g.create_dataset(k, data=v)
             g.create_dataset("text", data=np.array(texts, dtype=object), dtype=strings)
             g = self._h5.create_group("threads")
             self._ptr = g.create_dataset(
@@ -218,6 +231,8 @@ class TraceWriter:
             )
             if self.with_mem:
                 g = self._h5.create_group("mem")
+                if self.mem_format:
+                    g.attrs["format"] = self.mem_format  # "": the older layout (kept as read)
                 self._mem_ptr = g.create_dataset(
                     "mem_ptr", data=np.zeros(1, np.int64), maxshape=(None,), chunks=(PTR_CHUNK,), **COMPRESSION
                 )
@@ -358,7 +373,7 @@ class TraceWriter:
 
 def save(trace: Trace, path) -> Path:
     """Write ``trace`` to ``path`` (one batch through :class:`TraceWriter`)."""
-    cfg = {k: getattr(trace, k) for k in (*CFG_FIELDS, *INSTR_FIELDS, *STRING_FIELDS)}
+    cfg = {k: getattr(trace, k) for k in (*CFG_FIELDS, *INSTR_FIELDS, *STRING_FIELDS, *MEM_INSTR_FIELDS)}
     with_mem = trace.mem_ptr is not None or trace.mem_addr is not None
     with TraceWriter(
         path,
@@ -369,6 +384,7 @@ def save(trace: Trace, path) -> Path:
         source_sha256=trace.source_sha256,
         attrs=trace.attrs,
         with_mem=with_mem,
+        mem_format=trace.mem_format,
     ) as w:
         if with_mem:
             w.append(trace.path_ptr, trace.path, trace.mem_ptr, trace.mem_addr)
@@ -489,10 +505,14 @@ def load(path) -> Trace:
                 if blocks.size and (blocks.min() < 0 or blocks.max() > 0xFFFFFFFF):
                     raise TraceError(f"{name}: /threads/path has block ids outside 0..2**32-1")
                 blocks = blocks.astype(np.uint32)
+            mem_instr = {k: _read_int(f, name, f"instr/{k}", dt) for k, dt in MEM_INSTR_FIELDS.items()
+                         if f"instr/{k}" in f}
             mem_ptr = mem_addr = None
+            mem_format = ""
             if "mem" in f:
                 mem_ptr = _read_int(f, name, "mem/mem_ptr", np.int64)
                 mem_addr = _read_int(f, name, "mem/mem_addr", np.uint64)
+                mem_format = str(_from_attr(f["mem"].attrs.get("format", "")))
             extra = {k: _from_attr(v) for k, v in a.items() if k not in HEADER_ATTRS}
             return Trace(
                 kernel=str(_from_attr(a["kernel"])),
@@ -505,7 +525,9 @@ def load(path) -> Trace:
                 path=blocks,
                 mem_ptr=mem_ptr,
                 mem_addr=mem_addr,
+                mem_format=mem_format,
                 attrs=extra,
+                **mem_instr,
                 **cfg,
                 **instr,
             )
@@ -529,6 +551,7 @@ def read_header(path) -> dict:
             info["n_steps"] = int(_dataset(f, name, "threads/path").shape[0])
             info["path_dtype"] = str(f["threads/path"].dtype)
             info["has_mem"] = "mem" in f
+            info["mem_format"] = str(_from_attr(f["mem"].attrs.get("format", ""))) if "mem" in f else ""
             return info
     except TraceError:
         raise
@@ -549,10 +572,12 @@ class _ContentHash:
     uint32, so a uint16 file and its in-memory uint32 copy agree); strings length-prefixed UTF-8.
     """
 
-    CANONICAL = {**{k: np.dtype(v).newbyteorder("<") for k, v in {**CFG_FIELDS, **INSTR_FIELDS}.items()},
+    CANONICAL = {**{k: np.dtype(v).newbyteorder("<")
+                    for k, v in {**CFG_FIELDS, **INSTR_FIELDS, **MEM_INSTR_FIELDS}.items()},
                  "path_ptr": np.dtype("<i8"), "path": np.dtype("<u4"),
                  "mem_ptr": np.dtype("<i8"), "mem_addr": np.dtype("<u8")}
-    PARTS = (*CFG_FIELDS, *INSTR_FIELDS, "label", "text", "path_ptr", "path", "mem_ptr", "mem_addr")
+    PARTS = (*CFG_FIELDS, *INSTR_FIELDS, *MEM_INSTR_FIELDS, "label", "text", "path_ptr", "path", "mem_ptr",
+             "mem_addr")
 
     def __init__(self, kernel: str, grid, block, source_sha256: str):
         self.header = (f"{SCHEMA};kernel={kernel};grid={tuple(int(v) for v in grid)};"
@@ -588,6 +613,9 @@ def digest(trace: Trace) -> str:
     h = _ContentHash(trace.kernel, trace.grid, trace.block, trace.source_sha256)
     for k in (*CFG_FIELDS, *INSTR_FIELDS):
         h.array(k, getattr(trace, k))
+    for k in MEM_INSTR_FIELDS:
+        if getattr(trace, k) is not None:
+            h.array(k, getattr(trace, k))
     h.strings("label", trace.label)
     h.strings("text", trace.text)
     h.array("path_ptr", trace.path_ptr)

@@ -19,6 +19,19 @@ import numpy as np
 SCHEMA = "simt-fast/trace/1"
 SCHEMA_MAJOR = 1
 
+# /mem layout (DESIGN §3): one address per memory instruction on a thread's path, in path order;
+# NO_ACCESS where the thread's guard predicate was false. A /mem group without this format tag is
+# the older global/shared-only layout, which the timing model cannot align with instructions.
+MEM_FORMAT = "per-instruction/1"
+NO_ACCESS = np.uint64(0xFFFF_FFFF_FFFF_FFFF)
+PARAM_TAG = np.uint64(1 << 40)  # ld.param offsets in the constant space, apart from __constant__ data
+
+# /instr/mem_kind values
+MEM_NONE = 0
+MEM_LOAD = 1
+MEM_STORE = 2
+MEM_ATOMIC = 3  # read-modify-write (atom, red)
+
 
 class TraceError(ValueError):
     """A trace file or object that breaks an invariant; ``str(err)`` is one actionable sentence."""
@@ -43,12 +56,16 @@ class Trace:
     dst_reg: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int16))  # int16[n_instrs], -1 none
     src_reg: np.ndarray = field(default_factory=lambda: np.zeros((0, 3), np.int16))  # int16[n_instrs,3]
     text: list = field(default_factory=list)  # PTX line per instruction, for humans
+    # optional per-instruction memory facts: bytes one thread accesses (0: not memory), MEM_* kind
+    mem_bytes: Optional[np.ndarray] = None  # uint8[n_instrs]
+    mem_kind: Optional[np.ndarray] = None  # uint8[n_instrs]
     # /threads
     path_ptr: np.ndarray = field(default_factory=lambda: np.zeros(1, np.int64))  # int64[n_threads+1]
     path: np.ndarray = field(default_factory=lambda: np.zeros(0, np.uint16))  # uint16/uint32 block ids
-    # /mem (optional): per executed global/shared access, CSR per thread
+    # /mem (optional): per memory instruction on each thread's path, CSR per thread (MEM_FORMAT)
     mem_ptr: Optional[np.ndarray] = None  # int64[n_threads+1]
-    mem_addr: Optional[np.ndarray] = None  # uint64[n_accesses] byte addresses, in path order
+    mem_addr: Optional[np.ndarray] = None  # uint64[n_accesses] byte addresses (NO_ACCESS), in path order
+    mem_format: str = ""  # MEM_FORMAT for the per-instruction layout; "" for older /mem groups
     # free-form extra attributes (e.g. workload name, size, launch args digest)
     attrs: dict = field(default_factory=dict)
 
@@ -84,6 +101,11 @@ class Trace:
     def block_sizes(self) -> np.ndarray:
         """Instructions per block (int64[n_blocks]); the exit block has 0."""
         return np.diff(self.block_start).astype(np.int64)
+
+    @property
+    def has_mem(self) -> bool:
+        """Addresses the timing model can align with instructions (the per-instruction layout)."""
+        return self.mem_ptr is not None and self.mem_format == MEM_FORMAT
 
     def thread_path(self, t: int) -> np.ndarray:
         return self.path[self.path_ptr[t] : self.path_ptr[t + 1]]
