@@ -31,7 +31,7 @@ _PACKAGE_DIR = Path(__file__).resolve().parent
 # Orchestration-only parts of the package: they never define or inline numba code, so editing
 # them keeps the cache valid. Everything else is hashed (mechanism modules use helper decorators
 # built on `jit`, so "imports _jit" is not a reliable test of holding numba code).
-_NO_KERNELS = ("commands", "report", "sweep", "workloads", "cli.py", "results.py")
+_NO_KERNELS = ("commands", "report", "sweep", "workloads", "cli.py", "results.py", "_storage.py", "_text.py")
 
 
 def source_digest() -> str:

@@ -42,7 +42,7 @@ from typing import Callable, Iterable, Mapping, Optional
 import h5py
 import numpy as np
 
-from . import __version__
+from . import __version__, _storage
 from .sim.config import SimConfig
 from .sim.stats import HIST_STATS, SCALAR_STATS, Stats
 
@@ -57,6 +57,7 @@ MIGRATIONS: dict[int, Callable[[dict, dict, dict], None]] = {}
 HIST_WIDTH = 65  # warp_size <= 64 (SimConfig), so warp_size + 1 entries always fit
 HIST_PAD = -1
 ROW_CHUNK = 512
+_HIST_CHUNK_ROWS = 64
 
 ID_COLUMNS = ("point_id", "trace_id", "trace")
 CONFIG_COLUMNS = tuple(f.name for f in fields(SimConfig))
@@ -71,6 +72,10 @@ _STRING_WIDTH = {"point_id": 32, "trace_id": 64, "trace": 128, "finished": 32, "
 
 class ResultsError(ValueError):
     """A results file that cannot be read or written as asked; ``str(err)`` is one sentence."""
+
+
+class DiskFullError(ResultsError):
+    """The disk (or ``ulimit -f``) cannot take the next row; every row stored before is kept."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -427,7 +432,7 @@ def _create(path: Path, attrs: Mapping) -> h5py.File:
     hist = f.create_group("hist")
     for name in HIST_STATS:
         hist.create_dataset(name, shape=(0, HIST_WIDTH), maxshape=(None, HIST_WIDTH), dtype=np.int64,
-                            chunks=(64, HIST_WIDTH), fillvalue=HIST_PAD)
+                            chunks=(_HIST_CHUNK_ROWS, HIST_WIDTH), fillvalue=HIST_PAD)
     f.attrs["schema"] = SCHEMA
     for k, v in _versions().items():
         f.attrs[k] = v
@@ -455,14 +460,42 @@ def _write_rows(f: h5py.File, columns: Mapping[str, np.ndarray], hists: Mapping[
         f["runs"][:] = table
 
 
+def _reserve_bytes(n_rows: int) -> int:
+    """Disk bytes that appending ``n_rows`` rows (and closing the file) may take at most.
+
+    Rows fill chunks of ROW_CHUNK /runs rows and 64 histogram rows, so ``n`` rows touch at most
+    ``n // chunk + 2`` chunks of each dataset; 1 MiB covers the chunk index and the superblock
+    (measured: one append grows the file by at most one chunk of each dataset).
+    """
+    runs_chunk = ROW_CHUNK * ROW_DTYPE.itemsize
+    hist_chunk = _HIST_CHUNK_ROWS * HIST_WIDTH * 8
+    return ((n_rows // ROW_CHUNK + 2) * runs_chunk + (n_rows // _HIST_CHUNK_ROWS + 2) * hist_chunk * len(HIST_STATS)
+            + (1 << 20))
+
+
 def write_rows(path, columns: Mapping[str, np.ndarray], hists: Mapping[str, np.ndarray], attrs: Mapping):
-    """Write a complete results file atomically (temporary file + rename); used by merge/recovery."""
+    """Write a complete results file atomically (temporary file + rename); used by merge/recovery.
+
+    Raises :class:`_storage.NoSpace` (leaving ``path`` untouched) when the disk cannot take it.
+    """
     path = Path(path)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    n = len(columns["point_id"])
+    _storage.check_free(path.parent, _reserve_bytes(n))
+    f = None
     try:
-        with _create(tmp, attrs) as f:
-            _write_rows(f, columns, hists)
+        f = _create(tmp, attrs)
+        _write_rows(f, columns, hists)
+        f.close()
+        f = None
         os.replace(tmp, path)
+    except Exception as e:
+        if f is not None:
+            _storage.silence(f)  # the temporary is deleted: HDF5 must not retry its failed writes
+            f.close()
+        if _storage.is_disk_full(e):
+            raise _storage.NoSpace(errno.ENOSPC, os.strerror(errno.ENOSPC)) from None
+        raise
     finally:
         if tmp.exists():
             tmp.unlink()
@@ -484,12 +517,19 @@ class ResultsWriter:
     Rows are flushed after every :meth:`append`, so a killed sweep loses only the points that
     were still running. Opening an existing file keeps its rows (``ids`` tells which points are
     done); a file left "open for write" by a killed writer is recovered first.
+
+    A full disk never reaches HDF5 (``simt_fast._storage``): before each row the writer reserves
+    the blocks the row may take, and when it cannot, :meth:`append` raises :class:`DiskFullError`
+    with every earlier row flushed, and closing the file leaves it complete.
     """
 
     def __init__(self, path, *, baseline: Optional[Mapping] = None, sweep_text: Optional[str] = None,
                  command: str = ""):
         self.path = Path(path)
         self.name = str(path)
+        self.f = None
+        self._fd = None
+        self._unflushed = 0
         if not self.path.parent.is_dir():
             raise ResultsError(f"cannot write results file {path}: directory {self.path.parent} does not exist")
         if self.path.is_dir():
@@ -508,9 +548,14 @@ class ResultsWriter:
             self.f.swmr_mode = True
             self._runs = self.f["runs"]
             self._hists = {name: self.f["hist"][name] for name in HIST_STATS}
-        except BaseException:
-            self._lock.release()
+        except BaseException as e:
+            self._release(silently=_storage.is_disk_full(e))
             raise
+
+    def _disk_full(self, err: Exception, n_rows: int) -> DiskFullError:
+        why = (err.strerror if isinstance(err, OSError) else None) or os.strerror(errno.ENOSPC)
+        return DiskFullError(f"{self.name}: disk full after {n_rows} rows ({why}); they are kept; "
+                             f"free space and re-run to resume")
 
     def _open(self, baseline, sweep_text, command) -> h5py.File:
         session = {"started": _utc_now(), "host": socket.gethostname(), "pid": os.getpid(),
@@ -522,9 +567,30 @@ class ResultsWriter:
             if sweep_text is not None:
                 attrs["sweep"] = sweep_text
             attrs["history"] = json.dumps([session])
-            return _create(self.path, attrs)
+            f = None
+            try:
+                _storage.check_free(self.path.parent, _reserve_bytes(1))
+                f = _create(self.path, attrs)
+                f.flush()
+            except (OSError, RuntimeError) as e:
+                if not _storage.is_disk_full(e):
+                    raise
+                if f is not None:
+                    _storage.silence(f)
+                    f.close()
+                self.path.unlink(missing_ok=True)
+                raise self._disk_full(e, 0) from None
+            self._fd = os.open(self.path, os.O_RDWR)
+            return f
         columns, hists, attrs = _read_file(self.path)  # checks schema, readable even after a crash
         _check_signature(self.name, columns, hists)
+        n_rows = len(columns["point_id"])
+        # Nothing may be written (not even the session history below) unless the disk can take it.
+        self._fd = os.open(self.path, os.O_RDWR)
+        try:
+            _storage.reserve(self._fd, _reserve_bytes(1))
+        except _storage.NoSpace as e:
+            raise self._disk_full(e, n_rows) from None
         try:
             f = _h5_open(self.path, "r+", libver="latest")
         except OSError as e:
@@ -533,8 +599,15 @@ class ResultsWriter:
             # We hold the lock, so no live writer: a killed sweep left the consistency flag set.
             # Copy its complete rows into a fresh file (SWMR readers saw exactly these rows).
             keep = {k: v for k, v in attrs.items() if k not in ("schema",)}
-            write_rows(self.path, columns, hists, keep)
+            try:
+                write_rows(self.path, columns, hists, keep)
+            except _storage.NoSpace as full:
+                raise DiskFullError(f"{self.name}: disk full while recovering its {n_rows} rows from an interrupted "
+                                    f"sweep into a fresh file ({full.strerror}); the file is unchanged; free space "
+                                    f"and re-run to resume") from None
             self.recovered = True
+            os.close(self._fd)
+            self._fd = os.open(self.path, os.O_RDWR)
             f = _h5_open(self.path, "r+", libver="latest")
         history = json.loads(f.attrs.get("history", "[]") or "[]")
         history.append(session)
@@ -549,7 +622,8 @@ class ResultsWriter:
                host: str = "", finished: Optional[str] = None, flush: bool = True) -> bool:
         """Store one finished point (stats: a Stats or its dict) and flush it to disk.
 
-        Returns False (and stores nothing) if the point is already in the file.
+        Returns False (and stores nothing) if the point is already in the file. Raises
+        :class:`DiskFullError` (storing nothing, every earlier row intact) when the disk is full.
         """
         if point_id in self.ids:
             return False
@@ -562,31 +636,74 @@ class ResultsWriter:
         row = np.zeros((), ROW_DTYPE)
         for name in COLUMNS:
             row[name] = _encode(name, values[name])
-        # Histogram rows first, the /runs row (carrying the id) last: readers count a row by its id.
+        hist_rows = {}
         for name in HIST_STATS:
             h = np.asarray(st.get(name, []), dtype=np.int64)
             if h.size > HIST_WIDTH:
                 raise ResultsError(f"histogram '{name}' of point {point_id} has {h.size} entries (> {HIST_WIDTH})")
-            hist_row = np.full(HIST_WIDTH, HIST_PAD, np.int64)
-            hist_row[: h.size] = h
-            ds = self._hists[name]
-            ds.resize((r + 1, HIST_WIDTH))
-            ds[r] = hist_row
-        self._runs.resize((r + 1,))
-        self._runs[r] = row
-        if flush:
-            self.f.flush()
+            hist_rows[name] = np.full(HIST_WIDTH, HIST_PAD, np.int64)
+            hist_rows[name][: h.size] = h
+        try:
+            _storage.reserve(self._fd, _reserve_bytes(self._unflushed + 1))
+        except _storage.NoSpace as e:
+            raise self._disk_full(e, len(self.ids)) from None
+        try:
+            # Histogram rows first, the /runs row (carrying the id) last: readers count a row by its id.
+            for name in HIST_STATS:
+                ds = self._hists[name]
+                ds.resize((r + 1, HIST_WIDTH))
+                ds[r] = hist_rows[name]
+            self._runs.resize((r + 1,))
+            self._runs[r] = row
+            if flush:
+                self.f.flush()
+        except (OSError, RuntimeError) as e:
+            if not _storage.is_disk_full(e):
+                raise
+            # The reservation was overtaken (another process took the space): HDF5 met the full
+            # disk mid-write, so the file must not be touched again (see simt_fast._storage).
+            self._release(silently=True)
+            raise DiskFullError(f"{self.name}: disk full after {len(self.ids)} rows, while HDF5 was writing (another "
+                                f"program took the reserved space); re-run to resume, which recovers the rows "
+                                f"flushed before") from None
+        self._unflushed = 0 if flush else self._unflushed + 1
         self.n_rows += 1
         self.ids.add(point_id)
         return True
 
+    def flush(self):
+        self.f.flush()
+        self._unflushed = 0
+
+    def _release(self, silently: bool = False):
+        """Close the file and give up the lock; ``silently``: let HDF5 write nothing more (after it
+        failed to write, see simt_fast._storage), else flush and close normally."""
+        try:
+            if self.f is not None:
+                if silently:
+                    _storage.silence(self.f)
+                try:
+                    self.f.close()
+                except Exception:
+                    if not silently:
+                        raise
+                finally:
+                    self.f = None
+        finally:
+            if self._fd is not None:
+                if not silently:
+                    # give back the blocks reserved past the end (a same-size truncate frees them)
+                    try:
+                        os.ftruncate(self._fd, os.fstat(self._fd).st_size)
+                    except OSError:
+                        pass
+                os.close(self._fd)
+                self._fd = None
+            self._lock.release()
+
     def close(self):
-        if getattr(self, "f", None) is not None:
-            try:
-                self.f.close()
-            finally:
-                self.f = None
-                self._lock.release()
+        if self.f is not None or self._fd is not None:
+            self._release()
 
     def __enter__(self):
         return self
@@ -638,7 +755,7 @@ def merge(out, inputs: Iterable, command: str = "") -> dict:
                          float(columns["sim_seconds"][r]), columns["host"][r].decode(),
                          finished=columns["finished"][r].decode(), flush=False)
                 counts["added"] += 1
-            w.f.flush()
+            w.flush()
         counts["total"] = w.n_rows
     return counts
 

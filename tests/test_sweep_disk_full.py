@@ -1,0 +1,204 @@
+"""A full disk loses nothing: the results and trace writers stop with one sentence, every row
+stored before stays readable, and a re-run with space resumes to the same results.
+
+The disk is "filled" with a small ``RLIMIT_FSIZE`` (``ulimit -f``) in a subprocess: writes past
+it fail with EFBIG exactly as HDF5 would meet ENOSPC, deterministically and without root.
+"""
+
+import os
+import resource
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from sweep_helpers import make_traces
+
+from simt_fast import _storage, results
+from simt_fast.results import DiskFullError, ResultsWriter
+from simt_fast.sim.config import SimConfig
+from simt_fast.sim.stats import Stats
+from simt_fast.sweep import run_sweep
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+
+SWEEP_72 = """\
+baseline = "sps"
+traces = ["traces/*.h5"]
+
+[grid]
+mechanism = ["sps", "mp", "mimd"]
+simd_width = [4, 8, 16, 32]
+lat_alu = [8, 16, 24]
+"""
+
+
+def _limited(limit: int):
+    def set_limit():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, resource.RLIM_INFINITY))
+
+    return set_limit
+
+
+def _python(code: str, limit: int, **kw) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(HERE), os.environ.get("PYTHONPATH", "")])}
+    return subprocess.run([sys.executable, "-W", "ignore", "-c", textwrap.dedent(code)], capture_output=True,
+                          text=True, preexec_fn=_limited(limit), env=env, timeout=600, **kw)
+
+
+def _stats(i: int) -> dict:
+    return Stats(cycles=100 + i, warp_insts=10, thread_insts=200, occupancy_hist=np.arange(33),
+                 quarter_hist=np.arange(5)).finalize(32).to_dict()
+
+
+def test_reservation_refuses_past_the_file_size_limit(tmp_path):
+    p = tmp_path / "f.bin"
+    p.write_bytes(b"x" * 1000)
+    fd = os.open(p, os.O_RDWR)
+    try:
+        soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (50_000, hard))
+        try:
+            _storage.reserve(fd, 10_000)  # fits
+            with pytest.raises(_storage.NoSpace) as info:
+                _storage.reserve(fd, 100_000)
+        finally:
+            resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+    finally:
+        os.close(fd)
+    assert _storage.is_disk_full(info.value) and p.stat().st_size == 1000
+    assert _storage.is_disk_full(RuntimeError("Can't write data (file write failed: errno = 28, ...)"))
+    assert not _storage.is_disk_full(RuntimeError("Can't write data (errno = 5)"))
+
+
+def test_writer_stops_before_hdf5_meets_the_full_disk(tmp_path):
+    """Rows are appended until the limit; every one stored before is readable, and a resume while the
+    disk is still full is refused before anything is written."""
+    out = tmp_path / "r.h5"
+    limit = 4_000_000
+    proc = _python(f"""
+        import numpy as np
+        from simt_fast.results import ResultsWriter, DiskFullError
+        from simt_fast.sim.config import SimConfig
+        from test_sweep_disk_full import _stats
+        n = 0
+        try:
+            with ResultsWriter({str(out)!r}) as w:
+                for i in range(100_000):
+                    w.append(f"{{i:032x}}", "t" * 64, "tr", SimConfig().to_dict(), _stats(i))
+                    n += 1
+        except DiskFullError as e:
+            print(n, e)
+        try:
+            ResultsWriter({str(out)!r})
+        except DiskFullError as e:
+            print(e)
+    """, limit)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    n = int(lines[0].split()[0])
+    assert n > 500, "the writer stopped long before the limit"
+    assert lines[0].endswith(f"{out}: disk full after {n} rows (the file-size limit (ulimit -f) of {limit} bytes is "
+                             f"reached); they are kept; free space and re-run to resume")
+    assert lines[1] == lines[0].split(" ", 1)[1]
+    assert out.stat().st_size <= limit
+    df = results.load(out, hist=True)
+    assert len(df) == n and list(df["cycles"]) == [100 + i for i in range(n)]
+    np.testing.assert_array_equal(df["occupancy_hist"].iloc[-1], np.arange(33))
+    # with space again, the same file takes more rows
+    with ResultsWriter(out) as w:
+        assert len(w.ids) == n and not w.recovered
+        w.append("f" * 32, "t" * 64, "tr", SimConfig().to_dict(), _stats(n))
+    assert len(results.load(out)) == n + 1
+
+
+def test_hdf5_failing_mid_write_does_not_crash(tmp_path):
+    """If the space is taken between the reservation and the write (another program), HDF5 meets the
+    error itself: the writer says so in one sentence and the process ends normally (no segfault)."""
+    out = tmp_path / "r.h5"
+    proc = _python(f"""
+        from simt_fast import _storage
+        from simt_fast.results import ResultsWriter, DiskFullError
+        from simt_fast.sim.config import SimConfig
+        from test_sweep_disk_full import _stats
+        _storage.reserve = lambda fd, n: None   # the reservation is overtaken
+        try:
+            with ResultsWriter({str(out)!r}) as w:
+                for i in range(100_000):
+                    w.append(f"{{i:032x}}", "t" * 64, "tr", SimConfig().to_dict(), _stats(i))
+        except DiskFullError as e:
+            print(e)
+        print("exited normally")
+    """, 2_000_000)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.splitlines()[-1] == "exited normally"
+    assert "while HDF5 was writing" in proc.stdout
+    assert "Traceback" not in proc.stderr
+
+
+def test_trace_writer_full_disk_is_one_sentence_and_keeps_the_old_file(tmp_path):
+    out = tmp_path / "big.h5"
+    out.write_bytes(b"previous content")
+    cli = [sys.executable, "-m", "simt_fast.cli", "synth", str(out), "--threads", "65536", "--blocks", "64",
+           "--max-path-len", "512", "--force"]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.run(cli, capture_output=True, text=True, preexec_fn=_limited(1_000_000), env=env, timeout=600)
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith(f"error: {out}: disk full after ") and "of 65536 thread paths" in lines[0]
+    assert lines[0].endswith(f"the partial trace was removed and any earlier big.h5 is unchanged; free space and re-run")
+    assert out.read_bytes() == b"previous content"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["big.h5"]  # no temporary left behind
+
+
+@pytest.fixture(scope="module")
+def sweep72(tmp_path_factory):
+    d = tmp_path_factory.mktemp("sweep72")
+    make_traces(d / "traces")
+    (d / "sweep.toml").write_text(SWEEP_72)
+    clean = d / "clean.h5"
+    outcome = run_sweep(d / "sweep.toml", clean, jobs=1, cache_dir=d / "cache")
+    assert outcome.ran == 72 and not outcome.failed
+    return d, clean
+
+
+def test_full_disk_during_a_sweep_then_resume_equals_a_clean_run(sweep72, tmp_path):
+    """The must-show case: `simt-fast sweep` (2 pool workers) meets a full disk part way, says so in one
+    sentence, exits 2, keeps every stored row; the same command with space resumes, and the file ends
+    identical to an uninterrupted run's."""
+    d, clean = sweep72
+    out = tmp_path / "r.h5"
+    # Where the limit falls: the file with its first chunks written, plus the writer's reservation,
+    # plus half a histogram chunk, so the sweep stops once the 65th row needs new chunks.
+    probe = tmp_path / "probe.h5"
+    with ResultsWriter(probe, sweep_text=SWEEP_72, baseline={"mechanism": "sps"}) as w:
+        w.append("0" * 32, "t" * 64, "syn0", SimConfig().to_dict(), _stats(0))
+    limit = probe.stat().st_size + results._reserve_bytes(1) + 40_000
+    cmd = ["sweep", str(d / "sweep.toml"), "-o", str(out), "-j", "2", "-q", "--cache-dir", str(d / "cache")]
+    proc = _python(f"""
+        import sys
+        from simt_fast.cli import app
+        sys.argv = ["simt-fast", *{cmd!r}]
+        app()
+    """, limit)
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    stored = len(results.point_ids(out))
+    assert 0 < stored < 72
+    assert proc.stderr.strip().splitlines() == [
+        f"error: {out}: disk full after {stored} rows (the file-size limit (ulimit -f) of {limit} bytes is reached); "
+        f"they are kept; free space and re-run to resume"]
+
+    resumed = _python(f"""
+        import sys
+        from simt_fast.cli import app
+        sys.argv = ["simt-fast", *{cmd!r}]
+        app()
+    """, resource.RLIM_INFINITY)
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"{72 - stored} points run, {stored} already stored" in resumed.stdout
+    pd.testing.assert_frame_equal(results.contents(out), results.contents(clean))
