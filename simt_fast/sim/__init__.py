@@ -10,7 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir.model import OpClass
-from ..trace.model import Trace, TraceError
+from ..trace.model import Trace
+from ..trace.validate import require_valid
 from .config import ConfigError, SimConfig
 from .stats import Stats
 
@@ -56,39 +57,6 @@ def rpo_priority(n_blocks: int, succ_ptr: np.ndarray, succ_idx: np.ndarray) -> n
     return prio
 
 
-def _check_trace(trace: Trace) -> None:
-    """Cheap structural checks the kernel relies on (full checks: `simt-fast validate`)."""
-    nb = trace.n_blocks
-    if nb < 2:
-        raise TraceError(f"trace '{trace.kernel}': needs an entry block and a virtual exit block (has {nb} blocks)")
-    if len(trace.ipdom) != nb or len(trace.succ_ptr) != nb + 1 or len(trace.has_barrier) != nb:
-        raise TraceError(f"trace '{trace.kernel}': /cfg arrays disagree on the number of blocks ({nb})")
-    if trace.n_threads != trace.n_ctas * trace.threads_per_cta:
-        raise TraceError(
-            f"trace '{trace.kernel}': /threads/path_ptr has {trace.n_threads} threads but grid x block = "
-            f"{trace.n_ctas * trace.threads_per_cta}"
-        )
-    sizes = trace.block_sizes()
-    if np.any(sizes[:-1] <= 0):
-        b = int(np.flatnonzero(sizes[:-1] <= 0)[0])
-        raise TraceError(f"trace '{trace.kernel}': block {b} has no instructions (only the virtual exit may be empty)")
-    ptr = np.asarray(trace.path_ptr, np.int64)
-    lens = np.diff(ptr)
-    if np.any(lens < 1):
-        t = int(np.flatnonzero(lens < 1)[0])
-        raise TraceError(f"trace '{trace.kernel}': thread {t} has an empty path")
-    path = np.asarray(trace.path)
-    if path.size and (path.max() >= nb):
-        raise TraceError(f"trace '{trace.kernel}': /threads/path holds block id {int(path.max())} >= {nb} blocks")
-    if np.any(path[ptr[1:] - 1] != nb - 1):
-        t = int(np.flatnonzero(path[ptr[1:] - 1] != nb - 1)[0])
-        raise TraceError(f"trace '{trace.kernel}': thread {t}'s path does not end at the exit block {nb - 1}")
-    first = path[ptr[:-1]]
-    if np.any((first != 0) & (first != nb - 1)):
-        t = int(np.flatnonzero((first != 0) & (first != nb - 1))[0])
-        raise TraceError(f"trace '{trace.kernel}': thread {t}'s path does not start at the entry block 0")
-
-
 def prepare(trace: Trace, config: SimConfig, syncwarp=None) -> dict:
     """Validate ``trace``/``config`` together and build the kernel's flat arguments.
 
@@ -101,7 +69,6 @@ def prepare(trace: Trace, config: SimConfig, syncwarp=None) -> dict:
 
     mech = registry.get(config.mechanism)
     check_config(config)  # hws only with sps/dwf/en-dwf, majority only with dwf/en-dwf, ...
-    _check_trace(trace)
     W = config.warp_size
     tpc = trace.threads_per_cta
     wpc = -(-tpc // W)
@@ -201,6 +168,7 @@ def simulate(trace: Trace, config: SimConfig, *, events: list | None = None, syn
     """
     from . import core
 
+    require_valid(trace)  # a damaged trace is one sentence, never numbers (docs/trace.md)
     if config.mechanism in ("dwf", "en-dwf", "tbc"):
         from . import formation  # threads move between warps: the formation kernel (docs/formation.md)
 

@@ -1483,14 +1483,13 @@ def simulate(trace, config, *, events: list | None = None, sm_major: bool = True
     """``simt_fast.sim.simulate`` for dwf, en-dwf and tbc (called through it; same contract).
 
     ``sm_major=False`` forces the cycle-major visit order (tests compare the two; see `_run`)."""
-    from . import SimulationError, _check_trace, latencies
+    from . import SimulationError, latencies
     from .reference.formation import cta_limit, check_config
     from .stats import Stats
 
     check_config(config)
     if config.mechanism not in _CODES:
         raise ValueError(f"formation kernel does not simulate '{config.mechanism}'")
-    _check_trace(trace)
     W = config.warp_size
     tpc = trace.threads_per_cta
     cta_lim = cta_limit(config, tpc)

@@ -23,21 +23,22 @@ __all__ = ["Point", "SweepError", "SweepOutcome", "SweepSpec", "TraceSource", "d
 
 
 def plan(spec: SweepSpec, cache_dir=None, shard: Optional[tuple] = None, on_trace=None,
-         preflight: bool = True) -> list:
+         preflight: bool = True, allow_digest_mismatch: bool = False) -> list:
     """The sweep's points (this shard's, if any), with every trace resolved to a file and digest.
 
-    ``preflight`` asks the timing core to accept every distinct config (on the first trace)
-    before any point runs, so e.g. a switch the core does not support yet is one error now,
-    not hundreds of failed points later.
+    Every trace is validated first (a file edited after it was written only with
+    ``allow_digest_mismatch``). ``preflight`` asks the timing core to accept every distinct
+    config (on the first trace) before any point runs, so e.g. a switch the core does not
+    support yet is one error now, not hundreds of failed points later.
     """
-    resolved = resolve_traces(spec.traces, cache_dir, on_trace=on_trace)
+    resolved = resolve_traces(spec.traces, cache_dir, on_trace=on_trace, allow_digest_mismatch=allow_digest_mismatch)
     points = expand(spec, resolved)
     if preflight and points:
-        check_configs(spec, points)
+        check_configs(spec, points, allow_digest_mismatch)
     return select_shard(points, shard)
 
 
-def check_configs(spec: SweepSpec, points: list) -> None:
+def check_configs(spec: SweepSpec, points: list, allow_digest_mismatch: bool = False) -> None:
     """Run the timing core's own config/trace checks (``simt_fast.sim.prepare``) once per config."""
     from .. import sim
     from ..sim.config import ConfigError
@@ -54,7 +55,7 @@ def check_configs(spec: SweepSpec, points: list) -> None:
     for config, p in first.items():
         trace = traces.get(p.trace_path)
         if trace is None:
-            trace = traces[p.trace_path] = Trace.load(p.trace_path)
+            trace = traces[p.trace_path] = Trace.load(p.trace_path, allow_digest_mismatch=allow_digest_mismatch)
         try:
             prepare(trace, config)
         except ConfigError as e:
@@ -67,12 +68,13 @@ def check_configs(spec: SweepSpec, points: list) -> None:
 
 def run_sweep(sweep_file, out, *, jobs: Optional[int] = None, dask: Optional[str] = None, shard=None,
               cache_dir=None, progress: bool = False, simulate: Optional[str] = None, dask_processes: bool = True,
-              command: str = "") -> SweepOutcome:
+              command: str = "", allow_digest_mismatch: bool = False) -> SweepOutcome:
     """Validate ``sweep_file``, then run every point not yet in ``out`` (the library form of the CLI)."""
     spec = load_sweep(sweep_file)
     if isinstance(shard, str):
         shard = parse_shard(shard)
-    points = plan(spec, cache_dir, shard)
+    points = plan(spec, cache_dir, shard, allow_digest_mismatch=allow_digest_mismatch)
     kw = {} if simulate is None else {"simulate": simulate}
     return run_points(points, out, jobs=jobs, dask=dask, dask_processes=dask_processes, progress=progress,
-                      baseline=spec.baseline, sweep_text=spec.text, command=command, **kw)
+                      baseline=spec.baseline, sweep_text=spec.text, command=command,
+                      allow_digest_mismatch=allow_digest_mismatch, **kw)

@@ -5,13 +5,15 @@ writes the results file; workers only return stats):
 
 * in-process (``jobs == 1``): no pool, no pickling, easiest to debug;
 * a local process pool (``jobs > 1``, default: every core), forkserver-started so workers
-  never inherit the open HDF5 file or its lock and die with the coordinator;
+  never inherit the open HDF5 file or its lock; each worker watches the coordinator and exits
+  when it dies, also after ``kill -9`` (``worker.watch_coordinator``);
 * Dask (``dask="tcp://scheduler:8786"`` or ``"local:N"``), for clusters (dask-jobqueue) —
   trace files must be readable by the workers at the same path (shared file system);
 * shards (``points.select_shard``) are a filter before any of these, for job arrays.
 
 Already-stored points are skipped, each finished point is appended and flushed at once, and
-SIGINT/SIGTERM stop the run keeping every finished point (only points in flight are lost).
+SIGINT/SIGTERM stop the run keeping every finished point (only points in flight are lost). A full
+disk stops it the same way, with :class:`~simt_fast.results.DiskFullError` (one sentence).
 """
 
 from __future__ import annotations
@@ -129,8 +131,11 @@ class _Progress:
 def run_points(points: list, out, *, jobs: Optional[int] = None, dask: Optional[str] = None,
                dask_processes: bool = True, simulate: str = worker.DEFAULT_SIMULATE, progress: bool = False,
                baseline: Optional[dict] = None, sweep_text: Optional[str] = None, command: str = "",
-               on_stored: Optional[Callable[[Point], None]] = None) -> SweepOutcome:
-    """Simulate every point not yet in ``out`` and append it there; returns what happened."""
+               on_stored: Optional[Callable[[Point], None]] = None, allow_digest_mismatch: bool = False) -> SweepOutcome:
+    """Simulate every point not yet in ``out`` and append it there; returns what happened.
+
+    ``allow_digest_mismatch`` lets workers load trace files edited after they were written.
+    """
     t_start = time.perf_counter()
     jobs = default_jobs() if jobs is None else int(jobs)
     if jobs < 1:
@@ -176,11 +181,11 @@ def run_points(points: list, out, *, jobs: Optional[int] = None, dask: Optional[
                     previous[sig] = signal.signal(sig, on_signal)
         try:
             if dask:
-                _run_dask(todo, dask, dask_processes, simulate, store, outcome)
+                _run_dask(todo, dask, dask_processes, simulate, store, outcome, allow_digest_mismatch)
             elif jobs == 1:
                 for p in todo:
                     try:
-                        result = worker.run_point(p.trace_path, p.config_dict(), simulate)
+                        result = worker.run_point(p.trace_path, p.config_dict(), simulate, allow_digest_mismatch)
                     except (KeyboardInterrupt, _Stop):
                         raise
                     except Exception as e:  # a point that fails (e.g. a deadlock) must not stop the others
@@ -189,7 +194,7 @@ def run_points(points: list, out, *, jobs: Optional[int] = None, dask: Optional[
                         continue
                     store(p, result)
             else:
-                _run_pool(todo, min(jobs, len(todo)), simulate, store, outcome, bar)
+                _run_pool(todo, min(jobs, len(todo)), simulate, store, outcome, bar, allow_digest_mismatch)
         except (KeyboardInterrupt, _Stop):
             outcome.interrupted = True
         finally:
@@ -211,8 +216,10 @@ def _one_line(e: BaseException) -> str:
     return f"{type(e).__name__}: {text[0] if text else ''}".rstrip(": ")
 
 
-def _run_pool(todo: list, jobs: int, simulate: str, store, outcome: SweepOutcome, bar: _Progress):
-    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=_pool_context(), initializer=worker.init_pool_worker)
+def _run_pool(todo: list, jobs: int, simulate: str, store, outcome: SweepOutcome, bar: _Progress,
+              allow_digest_mismatch: bool = False):
+    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=_pool_context(), initializer=worker.init_pool_worker,
+                               initargs=(os.getpid(),))
     # Keep a bounded window in flight (2 per worker): a kill loses at most that many points and
     # the coordinator never holds a million pending futures.
     window = 2 * jobs
@@ -226,7 +233,8 @@ def _run_pool(todo: list, jobs: int, simulate: str, store, outcome: SweepOutcome
                 if p is None:
                     return
                 with _main_not_reimported(simulate):  # submit() is where the pool starts workers
-                    pending[pool.submit(worker.run_point, p.trace_path, p.config_dict(), simulate)] = p
+                    pending[pool.submit(worker.run_point, p.trace_path, p.config_dict(), simulate,
+                                        allow_digest_mismatch)] = p
 
         refill()
         while pending:
@@ -277,7 +285,8 @@ def _dask_client(address: str, processes: bool):
     return Client(address), None
 
 
-def _run_dask(todo: list, address: str, processes: bool, simulate: str, store, outcome: SweepOutcome):
+def _run_dask(todo: list, address: str, processes: bool, simulate: str, store, outcome: SweepOutcome,
+              allow_digest_mismatch: bool = False):
     from distributed import as_completed
 
     client, cluster = _dask_client(address, processes)
@@ -285,7 +294,7 @@ def _run_dask(todo: list, address: str, processes: bool, simulate: str, store, o
         by_key = {}
         futures = []
         for p in todo:
-            fut = client.submit(worker.run_point, p.trace_path, p.config_dict(), simulate, pure=False,
+            fut = client.submit(worker.run_point, p.trace_path, p.config_dict(), simulate, allow_digest_mismatch, pure=False,
                                 key=f"simt-fast-point-{p.point_id}")
             by_key[fut.key] = p
             futures.append(fut)

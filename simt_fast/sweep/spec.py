@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
+from .._text import decode_utf8
 from ..sim.config import FIELD_TYPES, ConfigError, SimConfig, coerce, from_dict, load_config
 
 TOP_KEYS = ("name", "description", "base", "baseline", "size", "seed", "traces", "workloads", "config", "grid",
@@ -146,7 +147,10 @@ def load_sweep(path, *, mechanisms_available: Optional[list] = None) -> SweepSpe
     p = Path(path)
     if not p.is_file():
         raise SweepError(f"sweep file {path} does not exist")
-    text = p.read_text()
+    try:
+        text = decode_utf8(p.read_bytes(), str(path), "a sweep file (TOML text)")
+    except ValueError as e:
+        raise SweepError(str(e)) from None
     return parse_sweep(text, str(path), base_dir=p.resolve().parent, mechanisms_available=mechanisms_available)
 
 

@@ -8,8 +8,10 @@ workload's input generator source, the source of the trace producers (``simt_fas
 re-traces and nothing stale is reused. Each traced launch is checked against the workload's numpy
 reference before its trace is cached (a wrong emulation must not become a result).
 
-Digests (the trace part of point ids) are cached per file by (path, size, mtime) so a re-run
-of a big sweep does not re-hash every trace.
+Every trace file is loaded and validated (``trace.validate.require_valid``, and its stored digest
+checked) before any point runs, so a damaged trace is one sentence, not a column of failed points.
+Digests (the trace part of point ids) and the fact that a file passed are cached per file by
+(path, size, mtime), so a re-run of a big sweep neither re-hashes nor re-validates every trace.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from typing import Callable, Optional
 
 from .. import __version__
 from ..trace.model import Trace, TraceError
+from ..trace.validate import require_valid
 from .spec import SweepError, TraceSource
 
 
@@ -43,14 +46,19 @@ class _DigestCache:
             self.data = {}
         self.dirty = False
 
-    def get(self, path: Path) -> str:
+    def get(self, path: Path, allow_digest_mismatch: bool = False) -> str:
+        """The content digest of a trace file that loads and passes validation (else TraceError)."""
         st = path.stat()
         key = str(path.resolve())
         hit = self.data.get(key)
-        if hit and hit["size"] == st.st_size and hit["mtime_ns"] == st.st_mtime_ns:
+        if hit and hit["size"] == st.st_size and hit["mtime_ns"] == st.st_mtime_ns and hit.get("valid"):
             return hit["digest"]
-        digest = Trace.load(path).digest()
-        self.data[key] = {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "digest": digest}
+        trace = Trace.load(path, allow_digest_mismatch=allow_digest_mismatch)
+        require_valid(trace, name=str(path))
+        digest = trace.digest()
+        # a file accepted only because mismatches were allowed is checked again next time
+        self.data[key] = {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "digest": digest,
+                          "valid": not allow_digest_mismatch}
         self.dirty = True
         return digest
 
@@ -119,10 +127,11 @@ def trace_workload(name: str, size: str, seed: int, out: Path) -> Path:
 
 
 def resolve_traces(sources: list, cache_dir: Optional[Path] = None,
-                   on_trace: Optional[Callable[[str, str], None]] = None) -> dict:
+                   on_trace: Optional[Callable[[str, str], None]] = None, allow_digest_mismatch: bool = False) -> dict:
     """Map each source's display name to ``(path, digest)``; traces workloads not yet cached.
 
-    ``on_trace(name, event)`` is called with ``"tracing"``/``"cached"``/``"file"`` for progress output.
+    Every trace is validated (raises SweepError naming the file). ``on_trace(name, event)`` is
+    called with ``"tracing"``/``"cached"``/``"file"`` for progress output.
     """
     cache_dir = Path(cache_dir) if cache_dir else default_cache_dir()
     digests = _DigestCache(cache_dir)
@@ -134,9 +143,9 @@ def resolve_traces(sources: list, cache_dir: Optional[Path] = None,
                 if on_trace:
                     on_trace(s.name, "file")
                 try:
-                    out[s.name] = (s.path, digests.get(s.path))
-                except TraceError as e:
-                    raise SweepError(f"trace {s.path}: {e}") from None
+                    out[s.name] = (s.path, digests.get(s.path, allow_digest_mismatch))
+                except TraceError as e:  # the message names the file
+                    raise SweepError(str(e)) from None
                 continue
             key = workload_cache_key(s.workload, s.size, s.seed)
             path = cache_dir / "traces" / f"{s.workload}-{s.size}-s{s.seed}-{key[:16]}.h5"
@@ -147,7 +156,10 @@ def resolve_traces(sources: list, cache_dir: Optional[Path] = None,
                 trace_workload(s.workload, s.size, s.seed, path)
             elif on_trace:
                 on_trace(s.name, "cached")
-            out[s.name] = (path, digests.get(path))
+            try:
+                out[s.name] = (path, digests.get(path))
+            except TraceError as e:  # a damaged cache entry: deleting it re-traces the workload
+                raise SweepError(f"{e} (a cached trace of workload '{s.workload}'; delete it to trace again)") from None
     finally:
         digests.save()
     return out

@@ -19,6 +19,7 @@ byte-for-byte the same layout.
 from __future__ import annotations
 
 import datetime as _dt
+import errno
 import hashlib
 import os
 import re
@@ -29,6 +30,7 @@ from typing import Mapping, Optional
 import h5py
 import numpy as np
 
+from .. import _storage
 from .model import MEM_FORMAT, SCHEMA, SCHEMA_MAJOR, Trace, TraceError
 
 # Root attributes the format owns; anything else on the root is a free-form Trace.attrs entry.
@@ -59,6 +61,9 @@ MEM_INSTR_FIELDS = {
 PATH_CHUNK = 1 << 16
 PTR_CHUNK = 1 << 14
 FLUSH_ITEMS = 1 << 20  # values staged in memory before TraceWriter writes them out
+# Disk reserved beyond the staged bytes before a flush: the last, partly filled chunk of each
+# dataset is rewritten (up to 1 MiB for the four of them), plus HDF5's own metadata.
+FLUSH_RESERVE = 2 << 20
 COMPRESSION = dict(compression="gzip", compression_opts=4, shuffle=True)
 
 
@@ -197,8 +202,11 @@ class TraceWriter:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         # The temporary sits next to the target so that os.replace is an atomic rename.
         self._tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+        self._fd = None
         try:
+            _storage.check_free(self.path.parent, FLUSH_RESERVE)
             self._h5 = h5py.File(self._tmp, "w", track_order=True)
+            self._fd = os.open(self._tmp, os.O_RDWR)  # for reserving disk space before each flush
             root = self._h5.attrs
             root["schema"] = SCHEMA
             root["kernel"] = self.kernel
@@ -239,8 +247,8 @@ class TraceWriter:
                 self._mem_addr = g.create_dataset(
                     "mem_addr", shape=(0,), dtype=np.uint64, maxshape=(None,), chunks=(PATH_CHUNK,), **COMPRESSION
                 )
-        except BaseException:
-            self.abort()
+        except BaseException as e:
+            self._fail(e)
             raise
 
     # -- batches -------------------------------------------------------------------------
@@ -301,10 +309,27 @@ class TraceWriter:
 
     def flush(self) -> None:
         """Write the staged batches to the file (at most FLUSH_ITEMS values are ever held back)."""
-        for ds, parts in self._staged.values():
-            self._grow(ds, np.concatenate(parts))
+        try:
+            staged = sum(v.nbytes for _, parts in self._staged.values() for v in parts)
+            _storage.reserve(self._fd, staged + staged // 8 + FLUSH_RESERVE)
+            for ds, parts in self._staged.values():
+                self._grow(ds, np.concatenate(parts))
+        except BaseException as e:
+            self._fail(e)
+            raise
         self._staged.clear()
         self._staged_items = 0
+
+    def _fail(self, err: BaseException) -> None:
+        """Drop the temporary after ``err``; a full disk becomes one sentence (a TraceError)."""
+        self.abort()
+        if isinstance(err, Exception) and _storage.is_disk_full(err):
+            why = err.strerror if isinstance(err, _storage.NoSpace) else os.strerror(errno.ENOSPC)
+            raise TraceError(
+                f"{self.path}: disk full after {self.n_threads} of {self.expected_threads} thread paths "
+                f"({why[:1].lower() + why[1:]}); the partial trace was removed and any earlier {self.path.name} "
+                f"is unchanged; free space and re-run"
+            ) from None
 
     @staticmethod
     def _grow(ds, values: np.ndarray) -> None:
@@ -330,9 +355,11 @@ class TraceWriter:
             self.digest = self._hash.hexdigest()
             self._h5.attrs["digest"] = self.digest
             self._h5.close()
+            os.close(self._fd)
+            self._fd = None
             os.replace(self._tmp, self.path)
-        except BaseException:
-            self.abort()
+        except BaseException as e:
+            self._fail(e)
             raise
         self._closed = True
         return self.path
@@ -342,10 +369,15 @@ class TraceWriter:
         self._closed = True
         h5 = getattr(self, "_h5", None)
         if h5 is not None:
+            # The file is deleted: HDF5 must not write (or retry a failed write) while closing.
+            _storage.silence(h5)
             try:
                 h5.close()
             except Exception:  # already closed or half-open: the file is being deleted anyway
                 pass
+        if getattr(self, "_fd", None) is not None:
+            os.close(self._fd)
+            self._fd = None
         try:
             os.unlink(self._tmp)
         except FileNotFoundError:
@@ -481,12 +513,31 @@ def _read_strings(f, name, key) -> list:
     return [s.decode() if isinstance(s, bytes) else str(s) for s in ds[()]]
 
 
-def load(path) -> Trace:
+def digest_mismatch(name: str, stored: str, actual: str) -> str:
+    """The one sentence for a file whose content is not what its writer stored the digest of."""
+    return (f"{name}: the stored digest {stored[:12]} does not match the content's {actual[:12]}, so the file was "
+            f"modified after it was written; re-generate it, or allow it explicitly (--allow-digest-mismatch)")
+
+
+def load(path, *, allow_digest_mismatch: bool = False) -> Trace:
     """Read a trace file; structural errors (schema, missing data, corruption) raise TraceError.
 
-    Invariants across fields (path steps are CFG edges, …) are :func:`simt_fast.trace.validate`'s job.
+    A file whose stored ``digest`` does not match its content was changed after it was written
+    (an edit, or damage HDF5's checksums did not catch) and is refused unless
+    ``allow_digest_mismatch``. Invariants across fields (path steps are CFG edges, …) are
+    :func:`simt_fast.trace.validate`'s job.
     """
     name = str(path)
+    trace, stored = _read(path, name)
+    if stored and not allow_digest_mismatch:
+        actual = digest(trace)
+        if actual != stored:
+            raise TraceError(digest_mismatch(name, stored, actual))
+    return trace
+
+
+def _read(path, name: str) -> tuple:
+    """(Trace, stored digest or "") of a trace file."""
     f = open_checked(path)
     try:
         with f:
@@ -514,6 +565,7 @@ def load(path) -> Trace:
                 mem_addr = _read_int(f, name, "mem/mem_addr", np.uint64)
                 mem_format = str(_from_attr(f["mem"].attrs.get("format", "")))
             extra = {k: _from_attr(v) for k, v in a.items() if k not in HEADER_ATTRS}
+            stored = str(_from_attr(a.get("digest", "")) or "")
             return Trace(
                 kernel=str(_from_attr(a["kernel"])),
                 grid=_triple("grid", a["grid"]),
@@ -530,7 +582,7 @@ def load(path) -> Trace:
                 **mem_instr,
                 **cfg,
                 **instr,
-            )
+            ), stored
     except TraceError:
         raise
     except (OSError, KeyError, ValueError, RuntimeError) as e:

@@ -117,11 +117,13 @@ class Trace:
 
     # ---- files (implemented in simt_fast.trace.io) ----------------------------------------
     @classmethod
-    def load(cls, path) -> "Trace":
-        """Read a trace file (HDF5, DESIGN §3); schema/structure problems raise TraceError."""
+    def load(cls, path, *, allow_digest_mismatch: bool = False) -> "Trace":
+        """Read a trace file (HDF5, DESIGN §3); schema/structure problems raise TraceError, and so
+        does a content that no longer matches the digest stored at writing, unless
+        ``allow_digest_mismatch``."""
         from .io import load
 
-        return load(path)
+        return load(path, allow_digest_mismatch=allow_digest_mismatch)
 
     def save(self, path):
         """Write this trace to ``path`` atomically (temporary file + rename)."""

@@ -60,10 +60,11 @@ class FormationCore:
     """Cycle-by-cycle engine; subclasses provide ``pick``, ``finish_block``, ``arrive_barrier``."""
 
     def __init__(self, trace, config: SimConfig, events: list | None):
-        from .. import _check_trace, latencies
+        from ...trace.validate import require_valid
+        from .. import latencies
 
         check_config(config)
-        _check_trace(trace)
+        require_valid(trace)
         self.cfg = config
         self.trace = trace
         self.events = events
