@@ -6,6 +6,7 @@ import contextlib
 
 import typer
 
+from .._text import printable
 from ..ir.model import PTXError
 from ..sim.config import ConfigError
 from ..trace.model import TraceError
@@ -14,15 +15,22 @@ USER_ERRORS: tuple = (PTXError, TraceError, ConfigError, FileNotFoundError)
 
 
 def fail(message: str, code: int = 2):
-    """Print one clear sentence to stderr and exit (no traceback)."""
-    typer.echo(f"error: {message}", err=True)
+    """Print one clear sentence to stderr and exit (no traceback); control characters are escaped."""
+    typer.echo(f"error: {printable(message)}", err=True)
     raise typer.Exit(code)
 
 
 @contextlib.contextmanager
 def user_errors(*extra: type):
-    """Turn the library's user-facing errors into `error: <sentence>` and exit status 2."""
+    """Turn the library's user-facing errors into `error: <sentence>` and exit status 2.
+
+    Errors of the machine rather than of the input (a full disk, a permission) are one sentence too.
+    """
     try:
         yield
     except USER_ERRORS + tuple(extra) as e:
+        fail(str(e))
+    except OSError as e:
+        if e.filename is not None and e.strerror:
+            fail(f"{e.filename}: {e.strerror[:1].lower()}{e.strerror[1:]}")
         fail(str(e))

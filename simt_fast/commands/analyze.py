@@ -17,6 +17,7 @@ from typing import Optional
 import typer
 
 from ._errors import fail, user_errors
+from ._files import ALLOW_DIGEST_MISMATCH, check_output, write_text
 
 
 def _load(ptx_file: Path):
@@ -107,12 +108,14 @@ def register(app: typer.Typer) -> None:
         from ..ir.ptx_printer import print_module
         from ..ir.structurize import StructurizeError, structurize
 
+        if output is not None:
+            check_output(output)
         with user_errors(StructurizeError):
             module = _load(ptx_file)
             new, total = structurize(module, max_blocks=max_blocks, predicated_flags=predicated_flags)
             text = print_module(new)
         if output is not None:
-            output.write_text(text)
+            write_text(output, text)
         elif not as_json:
             sys.stdout.write(text)
         rows = {name: s.to_dict() for name, s in total.per_function.items()}
@@ -137,13 +140,16 @@ def register(app: typer.Typer) -> None:
         warp_size: int = typer.Option(32, "--warp-size", min=1, help="Warp size for the per-warp register counts."),
         show_tree: bool = typer.Option(False, "--tree", help="Also print the control tree (table mode)."),
         inline: bool = typer.Option(False, "--inline", help="Analyse each kernel with its calls inlined (the CFG the emulator traces; seed 002 Fig. 4)."),
+        allow_digest_mismatch: bool = ALLOW_DIGEST_MISMATCH,
     ):
         """Static analyses per kernel: control tree and interacting edges (seed 002), convergence,
         variance and affine classes, warp-sequential accesses and syncwarp points (seed 004)."""
+        if output is not None:
+            check_output(output)
         if ptx_file.suffix in (".h5", ".hdf5"):
             from .dynamic import scalarize_report
 
-            scalarize_report(ptx_file, trace_ptx, kernel, "4,8,16,32", as_json, output)
+            scalarize_report(ptx_file, trace_ptx, kernel, "4,8,16,32", as_json, output, allow_digest_mismatch)
             return
         with user_errors():
             module = _load(ptx_file)
@@ -158,7 +164,7 @@ def register(app: typer.Typer) -> None:
         if as_json or output is not None:
             text = json.dumps({"file": str(ptx_file), "kernels": reports}, indent=2) + "\n"
             if output is not None:
-                output.write_text(text)
+                write_text(output, text)
             else:
                 sys.stdout.write(text)
             return

@@ -19,6 +19,7 @@ from typing import Optional
 import typer
 
 from ._errors import fail, user_errors
+from ._files import ALLOW_DIGEST_MISMATCH, write_text
 
 
 def _warp_sizes(text: str) -> tuple:
@@ -53,22 +54,24 @@ def register(app: typer.Typer) -> None:
         kernel: Optional[str] = typer.Option(None, "--kernel", "-k", help="Kernel name (default: the trace's)."),
         warp_sizes: str = typer.Option("4,8,16,32", "--warp-sizes", help="Comma-separated warp sizes."),
         as_json: bool = typer.Option(False, "--json", help="Print JSON instead of tables."),
+        allow_digest_mismatch: bool = ALLOW_DIGEST_MISMATCH,
     ):
         """Static and dynamic scalarization statistics of a trace (seed 004 §4.2, Figs. 5-6)."""
-        scalarize_report(trace_file, ptx, kernel, warp_sizes, as_json)
+        scalarize_report(trace_file, ptx, kernel, warp_sizes, as_json, allow_digest_mismatch=allow_digest_mismatch)
 
     @app.command("expansion")
     def expansion_cmd(
         trace_file: Path = typer.Argument(..., help="Trace file (HDF5)."),
         warp_size: int = typer.Option(32, "--warp-size", "-w", help="Threads per warp."),
         as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+        allow_digest_mismatch: bool = ALLOW_DIGEST_MISMATCH,
     ):
         """Dynamic code expansion under IPDOM (seed 002 Table 3): upper limit and exact sps count."""
         from ..ir.expansion import expansion
         from ..trace.model import Trace
 
         with user_errors(ValueError):
-            trace = Trace.load(trace_file)
+            trace = Trace.load(trace_file, allow_digest_mismatch=allow_digest_mismatch)
             res = expansion(trace, warp_size, _config_for(trace, warp_size))
         d = res.to_dict()
         if as_json:
@@ -108,19 +111,19 @@ def register(app: typer.Typer) -> None:
 
 
 def scalarize_report(trace_file: Path, ptx: Optional[Path], kernel: Optional[str], warp_sizes: str,
-                     as_json: bool, output: Optional[Path] = None) -> None:
+                     as_json: bool, output: Optional[Path] = None, allow_digest_mismatch: bool = False) -> None:
     """`scalarize` (and `analyze TRACE.h5`): compute, then print tables or JSON (to ``output`` if given)."""
     from ..ir.scalarize_dynamic import scalarize_trace
     from ..trace.model import Trace
 
     ws = _warp_sizes(warp_sizes)
     with user_errors():
-        trace = Trace.load(trace_file)
+        trace = Trace.load(trace_file, allow_digest_mismatch=allow_digest_mismatch)
         report = scalarize_trace(trace, _ptx_for(trace, ptx), kernel, ws)
     if as_json or output is not None:
         text = json.dumps(report, indent=2) + "\n"
         if output is not None:
-            output.write_text(text)
+            write_text(output, text)
         else:
             typer.echo(text, nl=False)
         return

@@ -8,6 +8,7 @@ from typing import List, Optional
 import typer
 
 from ._errors import fail, user_errors
+from ._files import check_output
 
 
 def _progress_launch(description: str, run):
@@ -57,6 +58,7 @@ def register(app: typer.Typer) -> None:
         mem: bool = typer.Option(False, "--mem", help="Also record per-access global/shared addresses (/mem)."),
         check: bool = typer.Option(True, "--check/--no-check", help="Compare a workload's outputs with its numpy reference."),
         max_insts: Optional[int] = typer.Option(None, "--max-insts", help="Stop with an error after this many thread instructions."),
+        force: bool = typer.Option(False, "--force", help="Replace an existing output file that is not a trace."),
     ):
         """Emulate a workload (or a PTX kernel) and write its trace (HDF5) with every thread's block path."""
         import time
@@ -68,9 +70,10 @@ def register(app: typer.Typer) -> None:
         if source.endswith(".ptx"):
             if grid is None or block is None:
                 fail("a .ptx input needs --grid and --block (and one --arg per kernel parameter)")
+            out = check_output(output or Path(f"{Path(source).stem}{'-' + kernel if kernel else ''}.h5"),
+                               "trace file", writes="trace", force=force)
             with user_errors(EmuError, ValueError):
                 args = [_parse_arg(a, k) for k, a in enumerate(arg)]
-                out = output or Path(f"{Path(source).stem}{'-' + kernel if kernel else ''}.h5")
                 run = _progress_launch(
                     f"emulating {Path(source).name}",
                     lambda progress: launch(Path(source), kernel, _dims(grid), _dims(block), args, shared,
@@ -81,9 +84,9 @@ def register(app: typer.Typer) -> None:
             if source not in workloads.names():
                 fail(f"unknown workload '{source}' (valid: {', '.join(workloads.names())}); or pass a .ptx file")
             wl = workloads.get(source)
+            out = check_output(output or Path(f"{source}-{size}.h5"), "trace file", writes="trace", force=force)
             with user_errors(EmuError, ValueError):
                 spec = wl.launch_spec(size, seed=seed)
-                out = output or Path(f"{source}-{size}.h5")
                 attrs = {"workload": source, "size": size, "seed": int(seed)}
                 run = _progress_launch(
                     f"emulating {source} ({size})",

@@ -9,6 +9,10 @@ from typing import Optional
 import typer
 
 from ._errors import fail, user_errors
+from ._files import check_output, write_text
+
+# `cfg -o FILE` without --json/--dot picks the format from the file name
+_FORMAT_OF_SUFFIX = {".json": "json", ".dot": "dot", ".gv": "dot"}
 
 
 def cfg_summary(func, cfg) -> dict:
@@ -69,7 +73,7 @@ def register(app: typer.Typer) -> None:
         kernel: Optional[str] = typer.Option(None, "--kernel", "-k", help="Kernel name or unique substring (default: every kernel)."),
         as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
         as_dot: bool = typer.Option(False, "--dot", help="Print Graphviz DOT instead of a table."),
-        output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write JSON/DOT to this file instead of stdout."),
+        output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write JSON/DOT to this file instead of stdout (a .json/.dot/.gv name picks the format)."),
         all_functions: bool = typer.Option(False, "--all", help="Also show device functions (.func), not only kernels."),
         instructions: bool = typer.Option(False, "--instructions", help="With --dot: list each block's PTX in its node."),
         inline: bool = typer.Option(False, "--inline", help="Inline direct calls first: the CFG a trace of the kernel uses."),
@@ -79,6 +83,14 @@ def register(app: typer.Typer) -> None:
 
         if as_json and as_dot:
             fail("choose one of --json and --dot")
+        if output is not None:
+            check_output(output)
+            if not (as_json or as_dot):
+                fmt = _FORMAT_OF_SUFFIX.get(output.suffix.lower())
+                if fmt is None:
+                    fail(f"-o {output}: the table is for the terminal; add --json or --dot (or name a .json or .dot "
+                         f"file) to write the CFG to a file")
+                as_json, as_dot = fmt == "json", fmt == "dot"
         with user_errors():
             if not ptx_file.is_file():
                 raise FileNotFoundError(f"PTX file not found: {ptx_file}")
@@ -104,7 +116,7 @@ def register(app: typer.Typer) -> None:
                 text = None
         if text is not None:
             if output is not None:
-                output.write_text(text)
+                write_text(output, text)
             else:
                 typer.echo(text, nl=False)
             return

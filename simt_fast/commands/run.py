@@ -9,6 +9,7 @@ from typing import List, Optional
 import typer
 
 from ._errors import fail, user_errors
+from ._files import ALLOW_DIGEST_MISMATCH
 
 
 def parse_sets(items: List[str]) -> dict:
@@ -37,12 +38,14 @@ def register(app: typer.Typer) -> None:
         config: Optional[str] = typer.Option(None, "--config", "-c", help="Preset name (gt200, fermi, modern) or TOML file."),
         set_: List[str] = typer.Option([], "--set", help="Override a config field: key=value (repeatable)."),
         as_json: bool = typer.Option(False, "--json", help="Print JSON {results: [{mechanism, config, stats}]}."),
+        allow_digest_mismatch: bool = ALLOW_DIGEST_MISMATCH,
     ):
         """Simulate TRACE_FILE under each mechanism; print cycles, IPC, SIMD utilisation and speedup."""
         from ..sim import SimulationError, simulate
         from ..sim.config import load_config
         from ..sim.registry import get
         from ..trace import Trace
+        from ..trace.validate import require_valid
 
         with user_errors(SimulationError):
             base = load_config(config, parse_sets(set_))
@@ -50,7 +53,8 @@ def register(app: typer.Typer) -> None:
             configs = [base.replace(mechanism=m) for m in mechs]
             for c in configs:
                 get(c.mechanism)  # reject unknown/unimplemented names before any work
-            trace = Trace.load(trace_file)
+            trace = Trace.load(trace_file, allow_digest_mismatch=allow_digest_mismatch)
+            require_valid(trace, name=str(trace_file))  # simulate() checks too; here messages name the file
             results = []
             from rich.progress import Progress
 

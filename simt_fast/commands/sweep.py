@@ -9,6 +9,7 @@ from typing import List, Optional
 import typer
 
 from ._errors import fail, user_errors
+from ._files import ALLOW_DIGEST_MISMATCH, check_output, check_output_dir
 
 
 def _errors():
@@ -31,10 +32,13 @@ def register(app: typer.Typer) -> None:
                                                  help="Where workload traces are cached (default ~/.cache/simt-fast)."),
         dry_run: bool = typer.Option(False, "--dry-run", help="Validate and list the points, run nothing."),
         quiet: bool = typer.Option(False, "-q", "--quiet", help="No progress bar."),
+        allow_digest_mismatch: bool = ALLOW_DIGEST_MISMATCH,
     ):
         """Run every point of a sweep not yet in the results file, streaming each result to it."""
         from ..sweep import SweepError, load_sweep, parse_shard, plan, run_points
 
+        if not dry_run:  # a dry run writes nothing (`-o /dev/null --dry-run` traces and validates)
+            check_output(out, "results file", writes="results")
         with _errors():
             if jobs is not None and jobs < 1:
                 raise SweepError("--jobs must be at least 1")
@@ -47,7 +51,7 @@ def register(app: typer.Typer) -> None:
                 if event == "tracing" and not quiet:
                     typer.echo(f"tracing workload {name} with the emulator (cached for later runs)...", err=True)
 
-            points = plan(spec, cache_dir, shard_t, on_trace=on_trace)
+            points = plan(spec, cache_dir, shard_t, on_trace=on_trace, allow_digest_mismatch=allow_digest_mismatch)
         where = f" (shard {shard})" if shard else ""
         if dry_run:
             typer.echo(f"{sweep_file}: {len(points)} points{where} over {len(spec.traces)} traces x "
@@ -58,7 +62,8 @@ def register(app: typer.Typer) -> None:
             return
         with _errors():
             outcome = run_points(points, out, jobs=jobs, dask=dask, progress=not quiet and sys.stderr.isatty(),
-                                 baseline=spec.baseline, sweep_text=spec.text, command=" ".join(sys.argv))
+                                 baseline=spec.baseline, sweep_text=spec.text, command=" ".join(sys.argv),
+                                 allow_digest_mismatch=allow_digest_mismatch)
         if outcome.recovered:
             typer.echo(f"{out}: recovered the rows of an interrupted sweep", err=True)
         typer.echo(f"{out}: {outcome.ran} points run, {outcome.skipped} already stored, "
@@ -82,6 +87,7 @@ def register(app: typer.Typer) -> None:
         """Merge results files (shards) into one, de-duplicating points by id."""
         from ..results import merge
 
+        check_output(out, "results file", writes="results")
         with _errors():
             counts = merge(out, inputs, command=" ".join(sys.argv))
         typer.echo(f"{out}: {counts['added']} points added from {counts['inputs']} files "
@@ -97,6 +103,7 @@ def register(app: typer.Typer) -> None:
         """Write figures (PNG) and a Markdown + HTML summary of a results file."""
         from ..report import write_report
 
+        check_output_dir(out_dir, "report directory")
         with _errors():
             written = write_report(results, out_dir, baseline=baseline)
         if not written:

@@ -8,6 +8,7 @@ from typing import List, Optional
 import typer
 
 from ._errors import user_errors
+from ._files import ALLOW_DIGEST_MISMATCH, check_output
 
 
 def register(app: typer.Typer) -> None:
@@ -31,6 +32,7 @@ def register(app: typer.Typer) -> None:
         file: Path = typer.Argument(..., help="Trace file (.h5)."),
         blocks: bool = typer.Option(False, "--blocks", help="Also list every block: label, size, successors, ipdom, visits."),
         warp_size: int = typer.Option(32, "--warp-size", min=1, help="Warp size for the divergent-warp count."),
+        allow_digest_mismatch: bool = ALLOW_DIGEST_MISMATCH,
     ):
         """Print a trace's header, sizes and per-thread path-length statistics."""
         import numpy as np
@@ -41,7 +43,7 @@ def register(app: typer.Typer) -> None:
 
         with user_errors():
             header = read_header(file)
-            trace = Trace.load(file)
+            trace = Trace.load(file, allow_digest_mismatch=allow_digest_mismatch)
         lengths = np.diff(trace.path_ptr)
         insts = _thread_insts(trace)
         out = [f"{file}"]
@@ -101,10 +103,12 @@ def register(app: typer.Typer) -> None:
         max_path_len: int = typer.Option(256, "--max-path-len"),
         mem: bool = typer.Option(False, "--mem", help="Also record global/shared memory addresses (/mem)."),
         structured: bool = typer.Option(False, "--structured", help="Structured regions only (no unstructured edges)."),
+        force: bool = typer.Option(False, "--force", help="Replace an existing output file that is not a trace."),
     ):
         """Write a random valid trace (random CFG with loops/early exits, warp-correlated paths)."""
         from ..trace import synthetic
 
+        check_output(out, "trace file", writes="trace", force=force)
         with user_errors(ValueError):
             trace = synthetic(
                 n_blocks, n_threads, seed, warp_size=warp_size, block=None if cta is None else (cta, 1, 1),

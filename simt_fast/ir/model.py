@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Optional, Union
 
+from .._text import printable
+
 
 class PTXError(ValueError):
     """Malformed or unsupported PTX. ``str(err)`` is one sentence naming file, line, column, text."""
@@ -31,7 +33,7 @@ class PTXError(ValueError):
         self.text = text
         where = f"{path}:{line}:{column}" if line else path
         shown = f": `{text.strip()}`" if text else ""
-        super().__init__(f"{where}: {message}{shown}")
+        super().__init__(printable(f"{where}: {message}{shown}"))  # PTX text may hold control bytes
 
 
 class OpClass(IntEnum):

@@ -171,6 +171,13 @@ STMT, LABEL, OPEN, CLOSE, HEADER = range(5)
 
 _SCAN = re.compile(r'"(?:[^"\\]|\\.)*"|::|[;{}:]')
 _IDENT = re.compile(r"[A-Za-z_$%][\w$]*\Z")
+# What the front end knows: PTX ISA 1.0-9.x (nvcc 13 emits 9.0) and these architectures (an "a"/"f"
+# suffix selects a family's extra instructions). A newer major version or an unknown target may change
+# what instructions mean, so it is refused rather than guessed at.
+_PTX_MAJORS = range(1, 10)
+_SM = {10, 11, 12, 13, 20, 21, 30, 32, 35, 37, 50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86, 87, 88, 89, 90, 100,
+       101, 103, 110, 120, 121}
+_TARGET_OPTIONS = {"texmode_unified", "texmode_independent", "debug", "map_f64_to_f32"}
 _HEADER_START = re.compile(r"(?:\.(?:visible|extern|weak|common)\s+)*\.(?:entry|func)\b")
 _LINE_DIRECTIVE = re.compile(r"\.(?:loc|file|version|target|address_size)\b")
 
@@ -523,10 +530,17 @@ class _Parser:
             parts = text.split()
             if len(parts) != 2 or not re.fullmatch(r"\d+\.\d+", parts[1]):
                 self.error("malformed .version directive", line, col, text)
+            if int(parts[1].split(".")[0]) not in _PTX_MAJORS:
+                self.error(f"PTX ISA version {parts[1]} is not one this front end knows (1.0 to 9.x)", line, col, text)
             self.version = parts[1]
             return
         if text.startswith(".target"):
             self.target = text[len(".target") :].strip()
+            for item in (t.strip() for t in self.target.split(",")):
+                arch = re.fullmatch(r"sm_(\d+)[af]?", item)
+                if item not in _TARGET_OPTIONS and not (arch and int(arch.group(1)) in _SM):
+                    self.error(f"target '{item}' is not an architecture this front end knows (sm_10 to sm_121)",
+                               line, col, text, item)
             return
         if text.startswith(".address_size"):
             v = _parse_int(text.split()[-1])

@@ -8,10 +8,13 @@ Presets live in ``data/configs/*.toml``; :func:`load_config` accepts a preset na
 from __future__ import annotations
 
 import dataclasses
+import numbers
 import tomllib
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
+
+from .._text import decode_utf8
 
 MECHANISMS = (
     "serial",
@@ -27,6 +30,32 @@ MECHANISMS = (
     "mimd",
 )
 ISSUE_POLICIES = ("auto", "lrr", "gto", "majority")
+
+# The range of every integer field: what the kernels can represent, with room to spare. Cycle
+# counts are int64 with 2**62 as the kernels' "never" marker, and the cycle loop keys each visit
+# by cycle x (n_sms + 1), so cycles stay below 2**48 and latencies below 2**24 (no GPU's latency
+# is within orders of magnitude of either). Machine sizes are bounded by the state the kernels
+# allocate per SM and per resident thread: a handful of times today's largest GPUs.
+LATENCY_RANGE = (1, 1 << 24)
+CYCLE_RANGE = (1, 1 << 48)
+INT_RANGES = {
+    "warp_size": (4, 64),  # lane masks are one 64-bit word
+    "simd_width": (1, 64),
+    "n_sms": (1, 1024),
+    "n_schedulers": (1, 64),
+    "max_warps_per_sm": (1, 4096),
+    "max_ctas_per_sm": (1, 1024),
+    "lat_alu": LATENCY_RANGE,
+    "lat_sfu": LATENCY_RANGE,
+    "lat_global": LATENCY_RANGE,
+    "lat_shared": LATENCY_RANGE,
+    "lat_local": LATENCY_RANGE,
+    "lat_const": LATENCY_RANGE,
+    "lat_branch": LATENCY_RANGE,
+    "max_cycles": CYCLE_RANGE,
+    "no_progress_cycles": CYCLE_RANGE,
+    "seed": (-(1 << 63), (1 << 63) - 1),  # stored as int64 in results files
+}
 
 
 class ConfigError(ValueError):
@@ -64,23 +93,19 @@ class SimConfig:
         def bad(name, why):
             raise ConfigError(f"config field '{name}' {why} (got {getattr(self, name)!r})")
 
+        for name, (lo, hi) in INT_RANGES.items():
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+                bad(name, "must be an integer")
+            if not lo <= value <= hi:
+                bad(name, f"must be between {lo} and {hi}")
+            object.__setattr__(self, name, int(value))  # numpy integers become plain ints (JSON, ids)
         if self.mechanism not in MECHANISMS:
             bad("mechanism", f"must be one of {', '.join(MECHANISMS)}")
-        if not (4 <= self.warp_size <= 64):
-            bad("warp_size", "must be between 4 and 64")
-        if not (1 <= self.simd_width <= 64):
-            bad("simd_width", "must be between 1 and 64 lanes")
         if self.hws and self.warp_size % self.simd_width:
             bad("simd_width", "must divide warp_size when hws is on (quarter-warps are simd_width wide)")
         if self.issue_policy not in ISSUE_POLICIES:
             bad("issue_policy", f"must be one of {', '.join(ISSUE_POLICIES)}")
-        for name in ("n_sms", "n_schedulers", "max_warps_per_sm", "max_ctas_per_sm", "max_cycles",
-                     "no_progress_cycles"):
-            if getattr(self, name) < 1:
-                bad(name, "must be at least 1")
-        for f in fields(self):
-            if f.name.startswith("lat_") and getattr(self, f.name) < 1:
-                bad(f.name, "must be at least 1 cycle")
         if self.syncwarp_blocks not in ("auto", "ipdom"):
             bad("syncwarp_blocks", "must be 'auto' or 'ipdom'")
 
@@ -189,9 +214,11 @@ def load_config(name_or_path: str | None, overrides: dict | None = None) -> SimC
                 names = sorted({p.stem for d in preset_dirs() for p in d.glob("*.toml")})
                 raise ConfigError(f"no config file or preset named '{name_or_path}' (presets: {', '.join(names)})")
         try:
-            data = tomllib.loads(path.read_text())
+            data = tomllib.loads(decode_utf8(path.read_bytes(), str(path), "a config file (TOML text)"))
         except tomllib.TOMLDecodeError as e:
             raise ConfigError(f"{path}: not valid TOML ({e})") from None
+        except ValueError as e:
+            raise ConfigError(str(e)) from None
         data.pop("source", None)  # presets carry a citation string, not a config field
         base = data.get("config", data)
         return from_dict({**base, **(overrides or {})}, source=str(path))
