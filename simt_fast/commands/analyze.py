@@ -16,6 +16,7 @@ from typing import Optional
 
 import typer
 
+from ..ir.structurize import DEFAULT_MAX_GROWTH
 from ._errors import fail, user_errors
 from ._files import ALLOW_DIGEST_MISMATCH, check_output, write_text
 
@@ -101,6 +102,7 @@ def register(app: typer.Typer) -> None:
         output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the structured PTX here (default: stdout unless --json)."),
         as_json: bool = typer.Option(False, "--json", help="Print the transformation statistics as JSON."),
         max_blocks: int = typer.Option(100_000, "--max-blocks", help="Stop if Forward Copy grows a function beyond this many blocks."),
+        max_growth: float = typer.Option(DEFAULT_MAX_GROWTH, "--max-growth", help="Copies may grow a function to at most this many times its original instructions; past that, flags replace copies (linear growth)."),
         predicated_flags: bool = typer.Option(False, "--predicated-flags", help="Cut writes its flags with predicated setp in the branching block (smaller code) instead of stub blocks (fewer dynamic instructions)."),
     ):
         """Transform unstructured control flow into structured control flow (seed 002: Cut, Backward
@@ -112,7 +114,8 @@ def register(app: typer.Typer) -> None:
             check_output(output)
         with user_errors(StructurizeError):
             module = _load(ptx_file)
-            new, total = structurize(module, max_blocks=max_blocks, predicated_flags=predicated_flags)
+            new, total = structurize(module, max_blocks=max_blocks, predicated_flags=predicated_flags,
+                                     max_growth=max_growth)
             text = print_module(new)
         if output is not None:
             write_text(output, text)
@@ -125,8 +128,9 @@ def register(app: typer.Typer) -> None:
         out = sys.stderr if output is None else sys.stdout
         for name, r in rows.items():
             print(f"{name}: branches={r['branch_instructions']} cuts={r['cuts']} forward_copies={r['forward_copies']} "
-                  f"backward_copies={r['backward_copies']} code {r['old_code_size']} -> {r['new_code_size']} "
-                  f"({r['static_expansion_pct']:+.2f}%) in {r['transform_ms']:.2f} ms", file=out)
+                  f"backward_copies={r['backward_copies']} guards={r['guards']} entry_dispatches={r['entry_dispatches']} "
+                  f"code {r['old_code_size']} -> {r['new_code_size']} ({r['static_expansion_pct']:+.2f}%, growth "
+                  f"x{r['growth']:.2f}; copies limited to x{r['max_growth']:g}) in {r['transform_ms']:.2f} ms", file=out)
 
     @app.command("analyze")
     def analyze_command(

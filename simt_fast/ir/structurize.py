@@ -22,6 +22,17 @@ Termination: Backward Copy leaves the loop single-entry; after a Cut the loop's 
 latch; each Forward Copy strictly grows the node count of an acyclic region without changing its
 number of entry-to-node paths (its depth-first unfolding), which bounds it.
 
+Growth: copies compound (a goto state machine grows 86x), so the copies are budgeted. Before a
+copy the structurizer adds up what it would duplicate; past ``max_growth`` x the original code it
+uses flags instead, the way Cut does, which grow the code linearly:
+
+* instead of a Backward Copy, an **entry dispatch**: every edge into one of the loop's entries sets
+  that entry's flag and jumps to one new header, a chain of flag tests that resumes at the entry;
+* instead of a Forward Copy, a **guard** of the whole stuck acyclic region (the loop body, or the
+  loop-collapsed graph): its nodes are laid out in topological order, each behind a test of its own
+  flag, and every edge out of a node sets the flag of its target and falls through to the next test
+  (edges leaving the region set Cut-style flags tested at the end). A chain of if-thens is structured.
+
 :func:`structurize` accepts a :class:`FlowGraph` (abstract blocks with sizes) or an IR ``Function`` /
 ``Module``. At the IR level duplicated blocks get fresh labels (``$L__struct_N``), Cut adds a
 ``.reg .pred`` flag array and ``setp``/``bra`` code, returns moved out of a loop become ``ret`` after
@@ -65,6 +76,7 @@ class FlowGraph:
     edge_sets: list = field(default_factory=list)
     stub_only: set = field(default_factory=set)
     live: list = field(default_factory=list)  # reachable blocks, set after structurizing
+    init: Optional[int] = None  # the block clearing guard flags at function entry (made on first need)
 
     def __post_init__(self):
         n = len(self.succs)
@@ -101,13 +113,18 @@ class FlowGraph:
         live = ct._reachable(self.n, self.succs, self.entry)
         return sum(self.size[b] for b in range(self.n) if live[b])
 
+    def new_flags(self, k: int) -> list:
+        first = self.n_flags
+        self.n_flags += k
+        return list(range(first, first + k))
+
     def control_tree(self) -> ct.ControlTree:
         return ct.build_control_tree(self.n, self.succs, self.entry, self.exit)
 
 
 @dataclass
 class StructStats:
-    """Table 2 of seed 002, for one kernel."""
+    """Table 2 of seed 002, for one kernel, and what the growth limit did."""
 
     branch_instructions: int = 0
     cuts: int = 0
@@ -116,10 +133,19 @@ class StructStats:
     old_code_size: int = 0
     new_code_size: int = 0
     transform_ms: float = 0.0
+    guards: int = 0  # acyclic regions guarded by flags instead of copied (growth limit reached)
+    entry_dispatches: int = 0  # multi-entry loops given a flag dispatch instead of a peeled copy
+    copied_code: int = 0  # instructions duplicated by Forward and Backward Copy
+    max_growth: float = 0.0  # the limit the copies were held to (x the original code)
 
     @property
     def static_expansion_pct(self) -> float:
         return 100.0 * (self.new_code_size - self.old_code_size) / self.old_code_size if self.old_code_size else 0.0
+
+    @property
+    def growth(self) -> float:
+        """new / old code size."""
+        return self.new_code_size / self.old_code_size if self.old_code_size else 1.0
 
     def to_dict(self) -> dict:
         return {
@@ -131,6 +157,11 @@ class StructStats:
             "new_code_size": self.new_code_size,
             "static_expansion_pct": round(self.static_expansion_pct, 2),
             "transform_ms": round(self.transform_ms, 3),
+            "guards": self.guards,
+            "entry_dispatches": self.entry_dispatches,
+            "copied_code": self.copied_code,
+            "growth": round(self.growth, 3),
+            "max_growth": self.max_growth,
         }
 
 
@@ -165,9 +196,8 @@ def forward_copy(g: FlowGraph, ag: ct.AbstractGraph, u, v, region: Sequence) -> 
     return list(mapping.values())
 
 
-def backward_copy(g: FlowGraph, ag: ct.AbstractGraph, comp: Sequence, header) -> list:
-    """Loop peeling: copy what the extra entries reach inside the loop before the header, and
-    point every edge entering the loop elsewhere than the header at the copy (Fig. 9)."""
+def _peel(g: FlowGraph, ag: ct.AbstractGraph, comp: Sequence, header) -> set:
+    """The blocks Backward Copy duplicates: what the extra entries reach in the loop before the header."""
     loop_blocks = {b for a in comp for b in ag.node[a].blocks}
     h = ag.node[header].entry
     extra = [ag.node[e].entry for e in ag.loop_entries(comp) if e != header]
@@ -178,6 +208,15 @@ def backward_copy(g: FlowGraph, ag: ct.AbstractGraph, comp: Sequence, header) ->
             if s in loop_blocks and s != h and s not in peel:
                 peel.add(s)
                 stack.append(s)
+    return peel
+
+
+def backward_copy(g: FlowGraph, ag: ct.AbstractGraph, comp: Sequence, header) -> list:
+    """Loop peeling: copy what the extra entries reach inside the loop before the header, and
+    point every edge entering the loop elsewhere than the header at the copy (Fig. 9)."""
+    loop_blocks = {b for a in comp for b in ag.node[a].blocks}
+    extra = [ag.node[e].entry for e in ag.loop_entries(comp) if e != header]
+    peel = _peel(g, ag, comp, header)
     outside = [b for b in range(g.n) if b not in loop_blocks]
     mapping = _copy_blocks(g, sorted(peel))
     copies = set(mapping.values())
@@ -215,34 +254,117 @@ def cut(g: FlowGraph, ag: ct.AbstractGraph, comp: Sequence, header, predicated_f
             new.append(x)
         resume.append(x)
     # flag tests after the loop, the last target taken when no flag is set
-    nxt = resume[-1]
-    for i in range(len(targets) - 2, -1, -1):
-        nxt = g.add_block([resume[i], nxt], synth=("test", target_flags[i]), size=2)
-        new.append(nxt)
+    nxt = _test_chain(g, resume, target_flags, new)
     latch = g.add_block([nxt, h], synth=("test", exit_flag), size=2)
     new.append(latch)
-    def set_on_edge(b, k, flags):
-        if g.synth[b] is None and g.origin[b] not in g.stub_only and (len(g.succs[b]) == 1 or predicated_flags):
-            # the block writes the flags itself: a one-successor block at its end (free), a
-            # branching block under the condition of this edge (smaller code, but the predicated
-            # writes issue on every pass through the block)
-            sets = g.edge_sets[b] or {}
-            sets[k] = {**sets.get(k, {}), **flags}
-            g.edge_sets[b] = sets
-            g.size[b] += len(flags)
-            g.succs[b][k] = latch
-            return
-        stub = g.add_block([latch], synth=("set", flags), size=len(flags) + 1)
-        g.succs[b][k] = stub
-        new.append(stub)
-
     for b, k in back_edges:
-        set_on_edge(b, k, {exit_flag: False})
+        _set_on_edge(g, b, k, {exit_flag: False}, latch, predicated_flags, new)
     for b, k, s in exit_edges:
         i = targets.index(s)
         flags = {exit_flag: True}
         flags.update({f: (j == i) for j, f in enumerate(target_flags)})
-        set_on_edge(b, k, flags)
+        _set_on_edge(g, b, k, flags, latch, predicated_flags, new)
+    return new
+
+
+def _set_on_edge(g: FlowGraph, b: int, k: int, flags: dict, target: int, predicated_flags: bool, new: list) -> None:
+    """Send successor slot ``k`` of block ``b`` to ``target``, writing ``flags`` on the way."""
+    if not flags:
+        g.succs[b][k] = target
+        return
+    if g.synth[b] is None and g.origin[b] not in g.stub_only and (len(g.succs[b]) == 1 or predicated_flags):
+        # the block writes the flags itself: a one-successor block at its end (free), a
+        # branching block under the condition of this edge (smaller code, but the predicated
+        # writes issue on every pass through the block)
+        sets = g.edge_sets[b] or {}
+        sets[k] = {**sets.get(k, {}), **flags}
+        g.edge_sets[b] = sets
+        g.size[b] += len(flags)
+        g.succs[b][k] = target
+        return
+    stub = g.add_block([target], synth=("set", flags), size=len(flags) + 1)
+    g.succs[b][k] = stub
+    new.append(stub)
+
+
+def _clear_at_entry(g: FlowGraph, flags: list, new: list) -> None:
+    """Guard and dispatch flags are read before some paths write them: clear them at function entry
+    (PTX registers start undefined), in one block that becomes the entry."""
+    if g.init is None:
+        g.init = g.add_block([g.entry], synth=("set", {}), size=1)
+        g.entry = g.init
+        new.append(g.init)
+    g.synth[g.init][1].update({f: False for f in flags})
+    g.size[g.init] = len(g.synth[g.init][1]) + 1
+
+
+def _test_chain(g: FlowGraph, targets: list, flags: list, new: list) -> int:
+    """Blocks testing ``flags[i]`` in turn to resume at ``targets[i]``; the last target is the default."""
+    nxt = targets[-1]
+    for i in range(len(targets) - 2, -1, -1):
+        nxt = g.add_block([targets[i], nxt], synth=("test", flags[i]), size=2)
+        new.append(nxt)
+    return nxt
+
+
+def entry_dispatch(g: FlowGraph, ag: ct.AbstractGraph, comp: Sequence, header, predicated_flags: bool = False) -> list:
+    """Make a multi-entry loop single-entry without copying (Backward Copy past the growth limit):
+    every edge into any entry of the loop sets that entry's flag and goes to a new header, a chain of
+    flag tests that resumes at the entry."""
+    loop_blocks = {b for a in comp for b in ag.node[a].blocks}
+    entries = [ag.node[e].entry for e in sorted(ag.loop_entries(comp), key=lambda a: ag.node[a].entry)]
+    new: list = []
+    if g.entry in loop_blocks:  # the function starts inside the loop: starting is an edge into it
+        _clear_at_entry(g, [], new)
+    flags = g.new_flags(len(entries) - 1)
+    _clear_at_entry(g, flags, new)  # read by the chain before a path into the last entry writes them
+    edges = [(b, k, s) for b in range(g.n) if b not in new for k, s in enumerate(g.succs[b]) if s in entries]
+    dispatch = _test_chain(g, entries, flags, new)
+    for b, k, s in edges:
+        i = entries.index(s)
+        _set_on_edge(g, b, k, {f: (j == i) for j, f in enumerate(flags)}, dispatch, predicated_flags, new)
+    return new
+
+
+def guard(g: FlowGraph, ag: ct.AbstractGraph, order: Sequence, leaves: Sequence[int],
+          predicated_flags: bool = False) -> list:
+    """Structure an acyclic region without copying (Forward Copy past the growth limit).
+
+    ``order`` lists the region's abstract nodes in topological order, the entry first; edges to
+    ``leaves`` (real blocks) leave the region. Every node after the first runs behind a test of its
+    own flag (cleared as it starts); every edge out of a node sets its target's flag (or, leaving,
+    the Cut-style flag of its target) and falls through to the next test, so the region becomes a
+    chain of if-thens followed by the tests choosing where to leave.
+    """
+    new: list = []
+    node_flags = dict(zip(order[1:], g.new_flags(len(order) - 1)))
+    leave_flags = g.new_flags(len(leaves) - 1)
+    _clear_at_entry(g, list(node_flags.values()), new)
+    resume = []
+    for x in leaves:
+        if x == g.exit and len(leaves) > 1:
+            x = g.add_block([g.exit], synth=("ret",), size=1)  # a test block cannot return
+            new.append(x)
+        resume.append(x)
+    after = {order[-1]: _test_chain(g, resume, leave_flags, new)}
+    for i in range(len(order) - 1, 0, -1):
+        a = order[i]
+        start = g.add_block([ag.node[a].entry], synth=("set", {node_flags[a]: False}), size=2)
+        after[order[i - 1]] = g.add_block([start, after[a]], synth=("test", node_flags[a]), size=2)
+        new += [start, after[order[i - 1]]]
+    entry_of = {ag.node[a].entry: a for a in order}
+    for a in order:
+        mine = set(ag.node[a].blocks)
+        for b in sorted(mine):
+            for k, s in enumerate(g.succs[b]):
+                if s in mine:
+                    continue
+                if s in entry_of and entry_of[s] != order[0]:
+                    flags = {node_flags[entry_of[s]]: True}
+                else:
+                    i = leaves.index(s)
+                    flags = {f: (j == i) for j, f in enumerate(leave_flags)}
+                _set_on_edge(g, b, k, flags, after[a], predicated_flags, new)
     return new
 
 
@@ -264,8 +386,8 @@ def _acyclic_region_from(sl, start, stop, virtual=()) -> list:
     return sorted(seen)
 
 
-def _forward_copy_step(g, ag, ids, sl, entry, sink, virtual=()):
-    """One Forward Copy on the acyclic region ``sl``; None when no candidate edge exists."""
+def _forward_copy_plan(ag, ids, sl, entry, sink, virtual=()):
+    """The next Forward Copy on the acyclic region ``sl``: (u, v, region) as abstract nodes, or None."""
     cands = ct.forward_copy_candidates(sl, entry, sink, virtual)
     if not cands:
         return None
@@ -273,20 +395,42 @@ def _forward_copy_step(g, ag, ids, sl, entry, sink, virtual=()):
     region = _acyclic_region_from(sl, v, stop, virtual)
     if any(x in virtual or x == sink for x in region):
         raise StructurizeError("internal: a forward-copy region reached a virtual node")
-    new = forward_copy(g, ag, ids[u], ids[v], [ids[x] for x in region])
-    return {"edge": (ag.node[ids[u]].entry, ag.node[ids[v]].entry), "new_blocks": new}
+    return ids[u], ids[v], [ids[x] for x in region]
+
+
+def _topological(sl, entry, skip=()) -> list:
+    """Reverse post-order of the acyclic successor lists ``sl`` from ``entry``, without ``skip``."""
+    rpo = list(reversed(ct._postorder({i: [t for t in row if t not in skip] for i, row in enumerate(sl)}, entry)))
+    return [x for x in rpo if x not in skip]
+
+
+DEFAULT_MAX_GROWTH = 2.0
 
 
 def structurize_graph(g: FlowGraph, max_blocks: int = 100_000, log: Optional[list] = None,
-                      predicated_flags: bool = False):
+                      predicated_flags: bool = False, max_growth: float = DEFAULT_MAX_GROWTH):
     """Structurize ``g`` in place; returns (g, StructStats). ``log`` receives (step, detail) pairs.
     ``predicated_flags``: Cut writes its flags with predicated ``setp`` in the branching block
-    instead of a stub block per cut edge (fewer static, more dynamic instructions)."""
+    instead of a stub block per cut edge (fewer static, more dynamic instructions).
+    ``max_growth``: Forward and Backward Copy may duplicate at most (max_growth - 1) x the original
+    code; past that, a guard or an entry dispatch (flags, linear growth) takes their place."""
+    if not max_growth >= 1:
+        raise StructurizeError(f"max_growth must be at least 1 (the original code), got {max_growth}")
     t0 = time.perf_counter()
     stats = StructStats(
         branch_instructions=sum(1 for b in range(g.n) if len(set(g.succs[b])) > 1),
         old_code_size=g.code_size(),
+        max_growth=float(max_growth),
     )
+    budget = (max_growth - 1) * stats.old_code_size
+
+    def affordable(blocks) -> bool:
+        cost = sum(g.size[b] for b in blocks)
+        if stats.copied_code + cost > budget:
+            return False
+        stats.copied_code += cost
+        return True
+
     while True:
         if g.n > max_blocks:
             raise StructurizeError(
@@ -300,31 +444,44 @@ def structurize_graph(g: FlowGraph, max_blocks: int = 100_000, log: Optional[lis
         if loop is not None:
             comp, header = loop
             if len(ag.loop_entries(comp)) > 1:
-                new = backward_copy(g, ag, comp, header)
-                stats.backward_copies += 1
-                _note(log, "backward_copy", {"header": ag.node[header].entry, "new_blocks": new})
+                if affordable(_peel(g, ag, comp, header)):
+                    new = backward_copy(g, ag, comp, header)
+                    stats.backward_copies += 1
+                    _note(log, "backward_copy", {"header": ag.node[header].entry, "new_blocks": new})
+                else:
+                    new = entry_dispatch(g, ag, comp, header, predicated_flags)
+                    stats.entry_dispatches += 1
+                    _note(log, "entry_dispatch", {"header": ag.node[header].entry, "new_blocks": new})
                 continue
             if ct.loop_needs_cut(ag, comp, header):
                 new = cut(g, ag, comp, header, predicated_flags)
                 stats.cuts += 1
                 _note(log, "cut", {"header": ag.node[header].entry, "new_blocks": new})
                 continue
-            ids, sl, K, B, T, _ = ct.loop_body_graph(ag, comp, header)
-            step = _forward_copy_step(g, ag, ids, sl, 0, T, (K, B))
-            if step is not None:
-                stats.forward_copies += 1
-                _note(log, "forward_copy", step)
-                continue
-            raise StructurizeError("internal: a single-entry, single-exit loop did not reduce")
-        if g.exit is None:
-            raise StructurizeError("an acyclic CFG without an exit block cannot be structurized")
-        ids, index, sl = ag.compact()
-        step = _forward_copy_step(g, ag, ids, sl, index[ag.entry], index[g.exit])
-        if step is not None:
+            ids, sl, K, B, T, exits = ct.loop_body_graph(ag, comp, header)
+            plan = _forward_copy_plan(ag, ids, sl, 0, T, (K, B))
+            if plan is None:
+                raise StructurizeError("internal: a single-entry, single-exit loop did not reduce")
+            leaves = [ag.node[header].entry] + list(dict.fromkeys(ag.node[x].entry for _, x in exits))
+            order = [ids[i] for i in _topological(sl, 0, (K, B, T))]
+        else:
+            if g.exit is None:
+                raise StructurizeError("an acyclic CFG without an exit block cannot be structurized")
+            ids, index, sl = ag.compact()
+            plan = _forward_copy_plan(ag, ids, sl, index[ag.entry], index[g.exit])
+            if plan is None:
+                raise StructurizeError("internal: no transformation applies to an unstructured acyclic CFG")
+            leaves = [g.exit]
+            order = [ids[i] for i in _topological(sl, index[ag.entry], (index[g.exit],))]
+        u, v, region = plan
+        if affordable(b for a in region for b in ag.node[a].blocks):
+            new = forward_copy(g, ag, u, v, region)
             stats.forward_copies += 1
-            _note(log, "forward_copy", step)
-            continue
-        raise StructurizeError("internal: no transformation applies to an unstructured acyclic CFG")
+            _note(log, "forward_copy", {"edge": (ag.node[u].entry, ag.node[v].entry), "new_blocks": new})
+        else:
+            new = guard(g, ag, order, leaves, predicated_flags)
+            stats.guards += 1
+            _note(log, "guard", {"entry": ag.node[order[0]].entry, "new_blocks": new})
     _prune_unreachable(g)
     stats.new_code_size = g.code_size()
     stats.transform_ms = (time.perf_counter() - t0) * 1e3
@@ -445,8 +602,9 @@ def _emit_function(func: Function, g: FlowGraph, bodies, terms, orig_labels) -> 
     live = ct._reachable(g.n, g.succs, g.entry)
     # layout: the original blocks keep their source order (an untouched kernel prints unchanged, so
     # the code-size delta counts only what the transformations add); copies and Cut blocks follow
-    # in creation order, reached through explicit branches
-    order = [b for b in range(g.n) if live[b] and b != exit_id]
+    # in creation order, reached through explicit branches; the entry (a flag-clearing block once
+    # a guard or dispatch made one) comes first
+    order = sorted((b for b in range(g.n) if live[b] and b != exit_id), key=lambda b: b != g.entry)
     existing = set(func.labels) | set(func.jump_tables)
     labels, counter = {}, [0]
 
@@ -583,7 +741,7 @@ def structurize_function(func: Function, **kw):
 def structurize_module(module: Module, **kw):
     """Structurize every function of a module -> (new Module, summed StructStats with
     ``per_function``)."""
-    total = StructStats()
+    total = StructStats(max_growth=float(kw.get("max_growth", DEFAULT_MAX_GROWTH)))
     total.per_function = {}
     funcs = {}
     for name, f in module.functions.items():
@@ -591,6 +749,6 @@ def structurize_module(module: Module, **kw):
         funcs[name] = new
         total.per_function[name] = s
         for k in ("branch_instructions", "cuts", "forward_copies", "backward_copies", "old_code_size",
-                  "new_code_size", "transform_ms"):
+                  "new_code_size", "transform_ms", "guards", "entry_dispatches", "copied_code"):
             setattr(total, k, getattr(total, k) + getattr(s, k))
     return replace(module, functions=funcs), total
