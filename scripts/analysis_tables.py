@@ -71,14 +71,15 @@ def tables(rows: list, size: str) -> str:
            f"`python scripts/analysis_tables.py --size {size}` (numbers below are generated, not typed).", ""]
     # ---- Table 2 -------------------------------------------------------------------------------------
     out += ["### Structurizer statistics (seed 002 Table 2)", "",
-            "| workload | branches | cuts | forward copies | backward copies | old size | new size | static expansion |",
-            "|---|---:|---:|---:|---:|---:|---:|---:|"]
+            "| workload | branches | cuts | forward copies | backward copies | guards / entry dispatches | "
+            "old size | new size | static expansion |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     fc_users = []
     for r in rows:
         s = r["struct"]["structurize"]
         out.append(f"| {r['workload']} | {s['branch_instructions']} | {s['cuts']} | {s['forward_copies']} | "
-                   f"{s['backward_copies']} | {s['old_code_size']} | {s['new_code_size']} | "
-                   f"{s['static_expansion_pct']:.2f}% |")
+                   f"{s['backward_copies']} | {s['guards']} / {s['entry_dispatches']} | {s['old_code_size']} | "
+                   f"{s['new_code_size']} | {s['static_expansion_pct']:.2f}% |")
         if s["forward_copies"]:
             fc_users.append(s["static_expansion_pct"])
     avg = f"{np.mean(fc_users):.2f}%" if fc_users else "– (no workload needs Forward Copy)"
