@@ -397,11 +397,21 @@ def contents(path):
 
 
 class _FileLock:
-    """An exclusive advisory lock on ``<results>.lock`` held for a writer's lifetime (signac-style)."""
+    """An exclusive advisory lock on ``<results>.lock`` held for a writer's lifetime (signac-style).
+
+    The lock file also records the ids of the rows being written (an intent record, written before
+    the rows and cleared after their flush): a writer killed, or stopped by an HDF5 write error, in
+    the middle of writing leaves them there, and the next writer drops those rows, which the file
+    may hold incompletely (a row without its histograms), so they are simulated again.
+    """
+
+    NOTE_BYTES = 4096  # one disk block: rewriting it never needs new space
+    MAX_NOTED = 64  # rows in flight at most (an append without flush counts until the next flush)
 
     def __init__(self, path: Path):
         self.path = path.with_name(path.name + ".lock")
         self.fd = None
+        self.unfinished: set = set()
 
     def acquire(self):
         self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
@@ -414,16 +424,23 @@ class _FileLock:
                 raise ResultsError(f"another simt-fast process is writing {self.path.with_suffix('')}; "
                                    f"wait for it or write to another file") from None
             raise
+        data = os.pread(self.fd, self.NOTE_BYTES, 0).split(b"\0", 1)[0]
+        self.unfinished = {x for x in data.decode("ascii", "replace").split(",") if x}
 
-    def release(self):
+    def note(self, ids) -> None:
+        """Record the ids about to be written (empty: everything written is flushed)."""
+        os.pwrite(self.fd, ",".join(ids).encode("ascii") + b"\0", 0)
+
+    def release(self, keep_note: bool = False):
         if self.fd is not None:
             fcntl.flock(self.fd, fcntl.LOCK_UN)
             os.close(self.fd)
             self.fd = None
-            try:
-                self.path.unlink()
-            except FileNotFoundError:
-                pass
+            if not keep_note:
+                try:
+                    self.path.unlink()
+                except FileNotFoundError:
+                    pass
 
 
 def _create(path: Path, attrs: Mapping) -> h5py.File:
@@ -529,7 +546,7 @@ class ResultsWriter:
         self.name = str(path)
         self.f = None
         self._fd = None
-        self._unflushed = 0
+        self._in_flight: list = []  # ids appended since the last flush (the lock file's intent record)
         if not self.path.parent.is_dir():
             raise ResultsError(f"cannot write results file {path}: directory {self.path.parent} does not exist")
         if self.path.is_dir():
@@ -584,6 +601,11 @@ class ResultsWriter:
             return f
         columns, hists, attrs = _read_file(self.path)  # checks schema, readable even after a crash
         _check_signature(self.name, columns, hists)
+        # rows the last writer was writing when it stopped may be incomplete: they are run again
+        unfinished = np.isin(np.char.decode(columns["point_id"], "ascii"), list(self._lock.unfinished))
+        if unfinished.any():
+            columns = {k: v[~unfinished] for k, v in columns.items()}
+            hists = {k: v[~unfinished] for k, v in hists.items()}
         n_rows = len(columns["point_id"])
         # Nothing may be written (not even the session history below) unless the disk can take it.
         self._fd = os.open(self.path, os.O_RDWR)
@@ -591,13 +613,16 @@ class ResultsWriter:
             _storage.reserve(self._fd, _reserve_bytes(1))
         except _storage.NoSpace as e:
             raise self._disk_full(e, n_rows) from None
+        f = None
         try:
-            f = _h5_open(self.path, "r+", libver="latest")
+            if not unfinished.any():
+                f = _h5_open(self.path, "r+", libver="latest")
         except OSError as e:
             if "already open for write" not in str(e):
                 raise _describe_open_error(self.name, e) from None
-            # We hold the lock, so no live writer: a killed sweep left the consistency flag set.
-            # Copy its complete rows into a fresh file (SWMR readers saw exactly these rows).
+        if f is None:
+            # We hold the lock, so no live writer: a killed sweep left the consistency flag set, or
+            # rows unfinished. Copy the complete rows into a fresh file (SWMR readers saw them all).
             keep = {k: v for k, v in attrs.items() if k not in ("schema",)}
             try:
                 write_rows(self.path, columns, hists, keep)
@@ -609,6 +634,7 @@ class ResultsWriter:
             os.close(self._fd)
             self._fd = os.open(self.path, os.O_RDWR)
             f = _h5_open(self.path, "r+", libver="latest")
+        self._lock.note([])
         history = json.loads(f.attrs.get("history", "[]") or "[]")
         history.append(session)
         f.attrs["history"] = json.dumps(history)
@@ -644,10 +670,13 @@ class ResultsWriter:
             hist_rows[name] = np.full(HIST_WIDTH, HIST_PAD, np.int64)
             hist_rows[name][: h.size] = h
         try:
-            _storage.reserve(self._fd, _reserve_bytes(self._unflushed + 1))
+            _storage.reserve(self._fd, _reserve_bytes(len(self._in_flight) + 1))
         except _storage.NoSpace as e:
             raise self._disk_full(e, len(self.ids)) from None
+        if len(self._in_flight) >= self._lock.MAX_NOTED:
+            self.flush()
         try:
+            self._lock.note(self._in_flight + [point_id])
             # Histogram rows first, the /runs row (carrying the id) last: readers count a row by its id.
             for name in HIST_STATS:
                 ds = self._hists[name]
@@ -655,25 +684,27 @@ class ResultsWriter:
                 ds[r] = hist_rows[name]
             self._runs.resize((r + 1,))
             self._runs[r] = row
+            self._in_flight.append(point_id)
             if flush:
-                self.f.flush()
+                self.flush()
         except (OSError, RuntimeError) as e:
             if not _storage.is_disk_full(e):
                 raise
             # The reservation was overtaken (another process took the space): HDF5 met the full
-            # disk mid-write, so the file must not be touched again (see simt_fast._storage).
+            # disk mid-write, so the file must not be touched again (see simt_fast._storage); the
+            # lock file keeps the ids in flight, whose rows the next writer drops.
             self._release(silently=True)
             raise DiskFullError(f"{self.name}: disk full after {len(self.ids)} rows, while HDF5 was writing (another "
-                                f"program took the reserved space); re-run to resume, which recovers the rows "
+                                f"program took the reserved space); re-run to resume, which keeps the rows "
                                 f"flushed before") from None
-        self._unflushed = 0 if flush else self._unflushed + 1
         self.n_rows += 1
         self.ids.add(point_id)
         return True
 
     def flush(self):
         self.f.flush()
-        self._unflushed = 0
+        self._in_flight = []
+        self._lock.note([])
 
     def _release(self, silently: bool = False):
         """Close the file and give up the lock; ``silently``: let HDF5 write nothing more (after it
@@ -699,7 +730,7 @@ class ResultsWriter:
                         pass
                 os.close(self._fd)
                 self._fd = None
-            self._lock.release()
+            self._lock.release(keep_note=silently)
 
     def close(self):
         if self.f is not None or self._fd is not None:

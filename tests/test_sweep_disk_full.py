@@ -202,3 +202,21 @@ def test_full_disk_during_a_sweep_then_resume_equals_a_clean_run(sweep72, tmp_pa
     assert resumed.returncode == 0, resumed.stderr
     assert f"{72 - stored} points run, {stored} already stored" in resumed.stdout
     pd.testing.assert_frame_equal(results.contents(out), results.contents(clean))
+
+
+def test_rows_left_unfinished_are_dropped_and_run_again(tmp_path):
+    """The lock file names the rows a writer was writing; a writer that stopped mid-write (killed, or
+    HDF5 failing) leaves them there, and the next writer drops those rows, which may be incomplete."""
+    out = tmp_path / "r.h5"
+    with ResultsWriter(out) as w:
+        for i in range(5):
+            w.append(f"{i:032x}", "t" * 64, "tr", SimConfig().to_dict(), _stats(i))
+    assert not (tmp_path / "r.h5.lock").exists()  # a clean close leaves no intent record
+    (tmp_path / "r.h5.lock").write_bytes(f"{3:032x},{9:032x}".encode() + b"\0")
+    with ResultsWriter(out) as w:
+        assert w.recovered and w.ids == {f"{i:032x}" for i in (0, 1, 2, 4)}
+        assert w.append(f"{3:032x}", "t" * 64, "tr", SimConfig().to_dict(), _stats(3))
+    df = results.load(out)
+    assert sorted(df["cycles"]) == [100, 101, 102, 103, 104]
+    with ResultsWriter(out) as w:  # the record was cleared: nothing is dropped again
+        assert not w.recovered and len(w.ids) == 5
