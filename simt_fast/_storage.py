@@ -111,9 +111,11 @@ def silence(h5file) -> None:
     For a file that HDF5 failed to write: its pending metadata would otherwise be written again
     at close (failing again, and crashing h5py's finalisers at exit).
     """
+    if not h5file.id.valid:  # closed already (asking a closed file for its handle crashes h5py)
+        return
     try:
         fd = h5file.id.get_vfd_handle()
-    except Exception:  # already closed, or a driver without a descriptor
+    except Exception:  # a driver without a descriptor
         return
     null = os.open(os.devnull, os.O_RDWR)
     try:

@@ -140,13 +140,17 @@ def test_hdf5_failing_mid_write_does_not_crash(tmp_path):
     assert "Traceback" not in proc.stderr
 
 
-def test_trace_writer_full_disk_is_one_sentence_and_keeps_the_old_file(tmp_path):
+def _cli(args, limit):
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    return subprocess.run([sys.executable, "-X", "faulthandler", "-m", "simt_fast.cli", *map(str, args)],
+                          capture_output=True, text=True, preexec_fn=_limited(limit), env=env, timeout=600)
+
+
+@pytest.mark.parametrize("limit", [1_000_000, 3_000_000], ids=["at-creation", "at-a-flush"])
+def test_trace_writer_full_disk_is_one_sentence_and_keeps_the_old_file(tmp_path, limit):
     out = tmp_path / "big.h5"
     out.write_bytes(b"previous content")
-    cli = [sys.executable, "-m", "simt_fast.cli", "synth", str(out), "--threads", "65536", "--blocks", "64",
-           "--max-path-len", "512", "--force"]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-    proc = subprocess.run(cli, capture_output=True, text=True, preexec_fn=_limited(1_000_000), env=env, timeout=600)
+    proc = _cli(["synth", out, "--threads", "65536", "--blocks", "64", "--max-path-len", "512", "--force"], limit)
     assert proc.returncode == 2, proc.stderr
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1, proc.stderr
@@ -154,6 +158,17 @@ def test_trace_writer_full_disk_is_one_sentence_and_keeps_the_old_file(tmp_path)
     assert lines[0].endswith(f"the partial trace was removed and any earlier big.h5 is unchanged; free space and re-run")
     assert out.read_bytes() == b"previous content"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["big.h5"]  # no temporary left behind
+
+
+def test_streamed_trace_from_the_emulator_stops_cleanly(tmp_path):
+    """`simt-fast trace` streams CTA batches; the disk fills at a batch flush inside the emulator's
+    launch, which aborts the writer a second time on the way out (that once crashed h5py)."""
+    out = tmp_path / "sm.h5"
+    proc = _cli(["trace", "statemachine", "--size", "default", "--mem", "-o", out], 3_000_000)
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    (line,) = proc.stderr.strip().splitlines()
+    assert line.startswith(f"error: {out}: disk full after ") and line.endswith("free space and re-run")
+    assert list(tmp_path.iterdir()) == []
 
 
 @pytest.fixture(scope="module")

@@ -367,13 +367,13 @@ class TraceWriter:
     def abort(self) -> None:
         """Drop the temporary file; the target path is left untouched."""
         self._closed = True
-        h5 = getattr(self, "_h5", None)
+        h5, self._h5 = getattr(self, "_h5", None), None  # abort may run twice (the emulator aborts too)
         if h5 is not None:
             # The file is deleted: HDF5 must not write (or retry a failed write) while closing.
             _storage.silence(h5)
             try:
                 h5.close()
-            except Exception:  # already closed or half-open: the file is being deleted anyway
+            except Exception:  # half-open: the file is being deleted anyway
                 pass
         if getattr(self, "_fd", None) is not None:
             os.close(self._fd)
