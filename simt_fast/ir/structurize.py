@@ -288,8 +288,8 @@ def _set_on_edge(g: FlowGraph, b: int, k: int, flags: dict, target: int, predica
 
 
 def _clear_at_entry(g: FlowGraph, flags: list, new: list) -> None:
-    """Guard and dispatch flags are read before some paths write them: clear them at function entry
-    (PTX registers start undefined), in one block that becomes the entry."""
+    """Guard flags are read on paths that never write them: clear them at function entry (PTX
+    registers start undefined), in one block that becomes the entry."""
     if g.init is None:
         g.init = g.add_block([g.entry], synth=("set", {}), size=1)
         g.entry = g.init
@@ -311,14 +311,12 @@ def entry_dispatch(g: FlowGraph, ag: ct.AbstractGraph, comp: Sequence, header, p
     """Make a multi-entry loop single-entry without copying (Backward Copy past the growth limit):
     every edge into any entry of the loop sets that entry's flag and goes to a new header, a chain of
     flag tests that resumes at the entry."""
-    loop_blocks = {b for a in comp for b in ag.node[a].blocks}
+    # (the function entry is never one of them: every block reached from it that reaches the loop
+    # is in the loop, so a loop holding the function entry has no other entry)
     entries = [ag.node[e].entry for e in sorted(ag.loop_entries(comp), key=lambda a: ag.node[a].entry)]
     new: list = []
-    if g.entry in loop_blocks:  # the function starts inside the loop: starting is an edge into it
-        _clear_at_entry(g, [], new)
     flags = g.new_flags(len(entries) - 1)
-    _clear_at_entry(g, flags, new)  # read by the chain before a path into the last entry writes them
-    edges = [(b, k, s) for b in range(g.n) if b not in new for k, s in enumerate(g.succs[b]) if s in entries]
+    edges = [(b, k, s) for b in range(g.n) for k, s in enumerate(g.succs[b]) if s in entries]
     dispatch = _test_chain(g, entries, flags, new)
     for b, k, s in edges:
         i = entries.index(s)
