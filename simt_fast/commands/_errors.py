@@ -30,6 +30,8 @@ def user_errors(*extra: type):
         yield
     except USER_ERRORS + tuple(extra) as e:
         fail(str(e))
+    except MemoryError as e:  # e.g. numpy: "Unable to allocate 4.00 GiB for an array with shape ..."
+        fail(f"not enough memory: {str(e) or 'an allocation failed'}")
     except OSError as e:
         if e.filename is not None and e.strerror:
             fail(f"{e.filename}: {e.strerror[:1].lower()}{e.strerror[1:]}")
