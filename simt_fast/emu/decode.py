@@ -33,19 +33,19 @@ import numpy as np
 from ..ir.flat import register_ids
 from ..ir.model import Address, Function, Imm, Module, PTXError, Reg, SpecialReg, Symbol, Vector
 
-# ---- operand kinds ----------------------------------------------------------------------------
-K_NONE, K_REG, K_IMM, K_SREG, K_ADDR, K_SINK = 0, 1, 2, 3, 4, 5
-N_SLOTS = 8
-
-# ---- type codes -------------------------------------------------------------------------------
-KIND_U, KIND_S, KIND_F, KIND_P = 0, 1, 2, 3
-TYPES = {
-    "b8": 1, "u8": 1, "s8": 0x11,
-    "b16": 2, "u16": 2, "s16": 0x12,
-    "b32": 4, "u32": 4, "s32": 0x14, "f32": 0x24,
-    "b64": 8, "u64": 8, "s64": 0x18, "f64": 0x28,
-    "pred": 0x31,
-}
+from .codes import (
+    ATOM, BOOL, CMP, FAST_ADD, FAST_AND, FAST_CVT_SEXT, FAST_CVT_ZEXT, FAST_DADD, FAST_DFMA, FAST_DMUL, FAST_DSUB,
+    FAST_FADD, FAST_FFMA, FAST_FMUL, FAST_FSETP, FAST_FSUB, FAST_MAD, FAST_SUB, FAST_MOV, FAST_MUL, FAST_MULWIDE_S,
+    FAST_MULWIDE_U, FAST_OR, FAST_SELP, FAST_SETP, FAST_SHL, FAST_SHR_S, FAST_SHR_U, FAST_XOR, GLOBAL_BASE,
+    K_ADDR, K_IMM, K_REG, K_SINK, K_SREG, KIND_F, KIND_P, KIND_S, KIND_U, M_APPROX, M_CC, M_CIN, M_FTZ, M_HI,
+    M_IRND, M_RMASK, M_SAT, M_WIDE, N_SLOTS, OP_ABS, OP_ACTIVEMASK, OP_ADD, OP_AND, OP_ATOM, OP_BAR, OP_BFE,
+    OP_BFI, OP_BFIND, OP_BRA, OP_BREV, OP_BRX, OP_CLZ, OP_CNOT, OP_COPYSIGN, OP_COS, OP_CVT, OP_CVTA, OP_DIV,
+    OP_EX2, OP_EXIT, OP_FMA, OP_LD, OP_LG2, OP_LOP3, OP_MAD, OP_MAD24, OP_MAX, OP_MIN, OP_MOV, OP_MUL, OP_MUL24,
+    OP_NEG, OP_NOP, OP_NOT, OP_OR, OP_PACK, OP_POPC, OP_PRMT, OP_RCP, OP_REM, OP_RSQRT, OP_SAD, OP_SELP, OP_SET,
+    OP_SETP, OP_SHF, OP_SHFL, OP_SHL, OP_SHR, OP_SIN, OP_SLCT, OP_SQRT, OP_ST, OP_SUB, OP_TANH, OP_TESTP,
+    OP_TRAP, OP_UNPACK, OP_VOTE, OP_XOR, PRMT, R_NONE, R_RN, ROUNDING, S_CONST, S_GENERIC, S_GLOBAL, S_LOCAL,
+    S_PARAM, S_SHARED, SHFL, SPACES, SREG_ID, TESTP, TYPES, VOTE,
+)
 
 
 def tsize(t: int) -> int:
@@ -54,49 +54,6 @@ def tsize(t: int) -> int:
 
 def tkind(t: int) -> int:
     return t >> 4
-
-
-# ---- memory spaces ----------------------------------------------------------------------------
-S_GENERIC, S_GLOBAL, S_SHARED, S_LOCAL, S_CONST, S_PARAM = 0, 1, 2, 3, 4, 5
-SPACES = {"global": S_GLOBAL, "shared": S_SHARED, "local": S_LOCAL, "const": S_CONST, "param": S_PARAM}
-
-# Generic address windows (the emulator's choice; docs/emu.md): global addresses are used as
-# generic addresses unchanged; the other spaces are mapped into disjoint high windows so that a
-# generic ld/st can tell which space an address belongs to (PTX generic addressing, ISA §6.4).
-GLOBAL_BASE = 1 << 40
-WINDOW_SHIFT = 56
-WINDOW = {S_SHARED: 1 << 56, S_LOCAL: 2 << 56, S_CONST: 3 << 56, S_PARAM: 4 << 56}
-
-# ---- rounding modes and modifier bits ---------------------------------------------------------
-R_NONE, R_RN, R_RZ, R_RM, R_RP = 0, 1, 2, 3, 4
-ROUNDING = {"rn": R_RN, "rz": R_RZ, "rm": R_RM, "rp": R_RP, "rni": R_RN, "rzi": R_RZ, "rmi": R_RM, "rpi": R_RP}
-M_RMASK = 0x7
-M_IRND = 1 << 3  # integer rounding (cvt .rni/.rzi/.rmi/.rpi)
-M_FTZ = 1 << 4
-M_SAT = 1 << 5
-M_APPROX = 1 << 6
-M_CC = 1 << 7  # writes the carry flag (.cc)
-M_CIN = 1 << 8  # reads the carry flag (addc/subc/madc)
-M_HI = 1 << 9
-M_WIDE = 1 << 10
-M_BOOL_NEG = 1 << 11  # setp's .and/.or/.xor predicate is negated (not produced by the parser)
-
-# ---- opcodes ----------------------------------------------------------------------------------
-_OPS = """
-MOV PACK UNPACK ADD SUB MUL MAD FMA MUL24 MAD24 SAD DIV REM MIN MAX ABS NEG AND OR XOR NOT CNOT
-SHL SHR SETP SET SELP SLCT CVT CVTA LD ST PRMT BFE BFI POPC CLZ BREV BFIND COPYSIGN SQRT RSQRT
-RCP EX2 LG2 SIN COS TANH TESTP SHF LOP3 BRA BRX EXIT BAR ATOM SHFL VOTE ACTIVEMASK NOP TRAP
-""".split()
-for _k, _n in enumerate(_OPS):
-    globals()[f"OP_{_n}"] = _k
-OP_NAMES = dict(enumerate(_OPS))
-
-# Fast-path codes: integer ops without flags that the interpreter runs without calling alu()
-FAST_CODES = list(range(1, 27))
-(FAST_MOV, FAST_ADD, FAST_SUB, FAST_MUL, FAST_AND, FAST_OR, FAST_XOR, FAST_SHL, FAST_SHR_U,
- FAST_SETP, FAST_MAD, FAST_SELP, FAST_FADD, FAST_FSUB, FAST_FMUL, FAST_FFMA, FAST_FSETP,
- FAST_MULWIDE_S, FAST_MULWIDE_U, FAST_SHR_S, FAST_CVT_SEXT, FAST_CVT_ZEXT,
- FAST_DADD, FAST_DSUB, FAST_DMUL, FAST_DFMA) = FAST_CODES
 
 
 def fast_code(op: int, ty: int, md: int, sub: int, okind_row, ty2: int = 0) -> int:
@@ -134,28 +91,6 @@ def fast_code(op: int, ty: int, md: int, sub: int, okind_row, ty2: int = 0) -> i
         return FAST_SHR_U
     return table.get(op, 0)
 
-
-# sub-codes
-CMP = {c: k for k, c in enumerate("eq ne lt le gt ge lo ls hi hs equ neu ltu leu gtu geu num nan".split())}
-BOOL = {"": 0, "and": 1, "or": 2, "xor": 3}
-ATOM = {c: k for k, c in enumerate("add min max exch cas and or xor inc dec".split())}
-SHFL = {"up": 0, "down": 1, "bfly": 2, "idx": 3}
-VOTE = {"all": 0, "any": 1, "uni": 2, "ballot": 3}
-PRMT = {"": 0, "f4e": 1, "b4e": 2, "rc8": 3, "ecl": 4, "ecr": 5, "rc16": 6}
-TESTP = {"finite": 0, "infinite": 1, "number": 2, "notanumber": 3, "normal": 4, "subnormal": 5}
-
-# special registers: id -> (name, component)
-SREGS = [
-    ("%tid", "x"), ("%tid", "y"), ("%tid", "z"), ("%ntid", "x"), ("%ntid", "y"), ("%ntid", "z"),
-    ("%ctaid", "x"), ("%ctaid", "y"), ("%ctaid", "z"), ("%nctaid", "x"), ("%nctaid", "y"), ("%nctaid", "z"),
-    ("%laneid", None), ("%warpid", None), ("%nwarpid", None), ("%lanemask_eq", None), ("%lanemask_le", None),
-    ("%lanemask_lt", None), ("%lanemask_ge", None), ("%lanemask_gt", None), ("%smid", None), ("%nsmid", None),
-    ("%gridid", None), ("%clock", None), ("%clock64", None), ("%dynamic_smem_size", None),
-    ("%total_smem_size", None),
-]
-SREG_ID = {s: k for k, s in enumerate(SREGS)}
-N_SREGS = len(SREGS)
-SR_CLOCK, SR_CLOCK64 = SREG_ID[("%clock", None)], SREG_ID[("%clock64", None)]
 
 _IGNORED_MODS = frozenset(
     "uni aligned sync nc ca cg cs lu cv wb wt volatile relaxed acquire release acq_rel sc cta gpu sys "

@@ -1,4 +1,5 @@
-"""``simt_fast.emu.launch``: run a PTX kernel on numpy buffers and record every thread's block path.
+"""The host side of the emulator: :func:`launch` runs a PTX kernel on numpy buffers and records every
+thread's block path (what the CUDA runtime does around a kernel, plus the trace).
 
 Plain Python around the numba interpreter (:mod:`simt_fast.emu.machine`): argument checking,
 memory layout, CTA batching, fault messages and trace writing.
@@ -17,9 +18,11 @@ import numpy as np
 from ..ir.cfg import build_cfg
 from ..ir.flat import flatten
 from ..ir.inline import inline_calls
-from ..ir.model import Function, Module, PTXError
+from ..ir.model import Function, Module
 from ..trace.io import TraceWriter, path_dtype
 from ..trace.model import Trace
+from . import codes
+from . import ctl as C
 from . import decode as D
 from . import machine as M
 
@@ -126,10 +129,10 @@ def _dim3(name: str, v) -> tuple:
 
 
 _SCALAR_DTYPES = {
-    (1, D.KIND_U): ("uint8", "int8"), (1, D.KIND_S): ("int8", "uint8"),
-    (2, D.KIND_U): ("uint16", "int16"), (2, D.KIND_S): ("int16", "uint16"),
-    (4, D.KIND_U): ("uint32", "int32"), (4, D.KIND_S): ("int32", "uint32"), (4, D.KIND_F): ("float32",),
-    (8, D.KIND_U): ("uint64", "int64"), (8, D.KIND_S): ("int64", "uint64"), (8, D.KIND_F): ("float64",),
+    (1, codes.KIND_U): ("uint8", "int8"), (1, codes.KIND_S): ("int8", "uint8"),
+    (2, codes.KIND_U): ("uint16", "int16"), (2, codes.KIND_S): ("int16", "uint16"),
+    (4, codes.KIND_U): ("uint32", "int32"), (4, codes.KIND_S): ("int32", "uint32"), (4, codes.KIND_F): ("float32",),
+    (8, codes.KIND_U): ("uint64", "int64"), (8, codes.KIND_S): ("int64", "uint64"), (8, codes.KIND_F): ("float64",),
 }
 
 
@@ -160,7 +163,7 @@ def _check_args(func: Function, args) -> None:
                 raise EmuError(f"{where} is {p.size} bytes but {len(a)} bytes were given")
             continue
         if isinstance(a, np.generic):
-            ty = D.TYPES.get(p.dtype)
+            ty = codes.TYPES.get(p.dtype)
             if ty is None or p.count != 1:
                 raise EmuError(f"{where} cannot take a numpy scalar (pass {p.size} raw bytes)")
             ok = _SCALAR_DTYPES.get((D.tsize(ty), D.tkind(ty)), ())
@@ -174,12 +177,12 @@ def _check_args(func: Function, args) -> None:
 
 
 def _fault_message(kern: Kernel, ctl: np.ndarray, grid: tuple, block: tuple) -> str:
-    code = int(ctl[M.F_CODE])
-    pc = int(ctl[M.F_PC])
+    code = int(ctl[C.F_CODE])
+    pc = int(ctl[C.F_PC])
     ins = kern.func.instructions[pc] if 0 <= pc < len(kern.func.instructions) else None
     where = f"{kern.func.path}:{ins.line}" if ins is not None else kern.func.path
     text = f" (`{ins.text.strip()}`)" if ins is not None else ""
-    cta = int(ctl[M.F_CTA])
+    cta = int(ctl[C.F_CTA])
     gx, gy = grid[0], grid[1]
     cta3 = (cta % gx, (cta // gx) % gy, cta // (gx * gy))
 
@@ -187,31 +190,31 @@ def _fault_message(kern: Kernel, ctl: np.ndarray, grid: tuple, block: tuple) -> 
         t = int(t)
         return (t % block[0], (t // block[0]) % block[1], t // (block[0] * block[1]))
 
-    who = f"thread {tid(ctl[M.F_THREAD])} of CTA {cta3}"
-    addr = int(ctl[M.F_ADDR]) & 0xFFFFFFFFFFFFFFFF
-    if code == M.F_OOB:
-        return f"{where}: {who} accessed {int(ctl[M.F_AUX])} byte(s) at address {addr:#x}, outside every buffer of its state space{text}"
-    if code == M.F_MISALIGNED:
-        return f"{where}: {who} accessed {int(ctl[M.F_AUX])} byte(s) at misaligned address {addr:#x}{text}"
-    if code == M.F_BARRIER:
+    who = f"thread {tid(ctl[C.F_THREAD])} of CTA {cta3}"
+    addr = int(ctl[C.F_ADDR]) & 0xFFFFFFFFFFFFFFFF
+    if code == C.F_OOB:
+        return f"{where}: {who} accessed {int(ctl[C.F_AUX])} byte(s) at address {addr:#x}, outside every buffer of its state space{text}"
+    if code == C.F_MISALIGNED:
+        return f"{where}: {who} accessed {int(ctl[C.F_AUX])} byte(s) at misaligned address {addr:#x}{text}"
+    if code == C.F_BARRIER:
         return (
-            f"{where}: barrier deadlock in CTA {cta3}: thread {tid(ctl[M.F_THREAD])} waits at this barrier but "
-            f"{addr} thread(s) of the CTA (e.g. thread {tid(ctl[M.F_AUX])}) exited without reaching it{text}"
+            f"{where}: barrier deadlock in CTA {cta3}: thread {tid(ctl[C.F_THREAD])} waits at this barrier but "
+            f"{addr} thread(s) of the CTA (e.g. thread {tid(ctl[C.F_AUX])}) exited without reaching it{text}"
         )
-    if code == M.F_LIMIT:
-        return f"{where}: the launch exceeded max_insts={int(ctl[M.MAX_INSTS])} thread instructions (an endless loop?) in CTA {cta3}{text}"
-    if code == M.F_TRAP:
+    if code == C.F_LIMIT:
+        return f"{where}: the launch exceeded max_insts={int(ctl[C.MAX_INSTS])} thread instructions (an endless loop?) in CTA {cta3}{text}"
+    if code == C.F_TRAP:
         return f"{where}: {who} executed trap{text}"
-    if code == M.F_WARPSYNC:
-        if int(ctl[M.F_AUX]) < 0:
+    if code == C.F_WARPSYNC:
+        if int(ctl[C.F_AUX]) < 0:
             return f"{where}: {who} executes a warp-synchronous instruction whose membermask {addr:#010x} does not include its own lane{text}"
         return (
             f"{where}: {who} executes a warp-synchronous instruction with membermask {addr:#010x}, but thread "
-            f"{tid(ctl[M.F_AUX])} named in it is not executing it at the same time{text}"
+            f"{tid(ctl[C.F_AUX])} named in it is not executing it at the same time{text}"
         )
-    if code == M.F_BRX:
-        return f"{where}: {who} used index {addr} into a brx.idx jump table of {int(ctl[M.F_AUX])} labels{text}"
-    if code == M.F_CONST_WRITE:
+    if code == C.F_BRX:
+        return f"{where}: {who} used index {addr} into a brx.idx jump table of {int(ctl[C.F_AUX])} labels{text}"
+    if code == C.F_CONST_WRITE:
         return f"{where}: {who} stored to constant memory at {addr:#x}{text}"
     return f"{where}: {who} faulted (code {code}){text}"
 
@@ -223,7 +226,7 @@ class _Memory:
         lay = kern.program.layout
         func = kern.func
         buffers = []  # (address, size, init bytes or array)
-        top = D.GLOBAL_BASE
+        top = codes.GLOBAL_BASE
         for name, addr, size, init in lay.global_vars:
             buffers.append((addr, size, init))
             top = max(top, addr + size + 256)
@@ -234,7 +237,7 @@ class _Memory:
                 arg_addr[k] = top
                 buffers.append((top, a.nbytes, a))
                 top += a.nbytes + 256  # a gap after every buffer: an overrun faults
-        garena = top - D.GLOBAL_BASE
+        garena = top - codes.GLOBAL_BASE
         self.const_off = _round8(garena)
         self.param_off = _round8(self.const_off + lay.const_size)
         self.shared_off = _round8(self.param_off + lay.param_size)
@@ -246,9 +249,9 @@ class _Memory:
         mem = self.mem
         self.gbuf_lo = np.array([b[0] for b in buffers], np.uint64)
         self.gbuf_hi = np.array([b[0] + b[1] for b in buffers], np.uint64)
-        self.gbuf_off = np.array([b[0] - D.GLOBAL_BASE for b in buffers], np.int64)
+        self.gbuf_off = np.array([b[0] - codes.GLOBAL_BASE for b in buffers], np.int64)
         for addr, size, init in buffers:
-            o = addr - D.GLOBAL_BASE
+            o = addr - codes.GLOBAL_BASE
             if isinstance(init, np.ndarray):
                 mem[o : o + size] = init.reshape(-1).view(np.uint8)
             elif init:
@@ -276,7 +279,7 @@ class _Memory:
     def copy_back(self, args):
         for k, addr in self.arg_addr.items():
             a = args[k]
-            o = addr - D.GLOBAL_BASE
+            o = addr - codes.GLOBAL_BASE
             a.reshape(-1).view(np.uint8)[:] = self.mem[o : o + a.nbytes]
 
 
@@ -329,16 +332,16 @@ def launch(
     memory = _Memory(kern, args, T, shared_bytes)
     RS = prog.n_regs + 1
     regs = np.zeros(T * RS, np.uint64)
-    sregs = np.zeros(T * D.N_SREGS, np.uint64)
+    sregs = np.zeros(T * codes.N_SREGS, np.uint64)
     pc = np.zeros(T, np.int64)
     st = np.zeros(T, np.int8)
     lanes = np.zeros(32, np.int64)
     act = np.zeros(32, np.uint8)
     vals = np.zeros(32, np.uint64)
     barv = np.zeros(T, np.uint8)
-    ctl = np.zeros(M.CTL_SIZE, np.int64)
-    ctl[M.MAX_INSTS] = DEFAULT_MAX_INSTS if max_insts is None else int(max_insts)
-    ctl[M.EV_SOFT] = int(ev_soft_limit)
+    ctl = np.zeros(C.CTL_SIZE, np.int64)
+    ctl[C.MAX_INSTS] = DEFAULT_MAX_INSTS if max_insts is None else int(max_insts)
+    ctl[C.EV_SOFT] = int(ev_soft_limit)
     ctas_per_batch = max(1, int(batch_threads) // T)
     ev_cap = max(1024, ctas_per_batch * T * 8)
     ev_t = np.empty(ev_cap, np.int32)
@@ -360,9 +363,9 @@ def launch(
         first = 0
         while first < n_ctas:
             last = min(n_ctas, first + ctas_per_batch)
-            ctl[M.CTA], ctl[M.CTA_END], ctl[M.BATCH_CTA0], ctl[M.PHASE] = first, last, first, 0
-            ctl[M.NEV] = 0
-            ctl[M.NMEV] = 0
+            ctl[C.CTA], ctl[C.CTA_END], ctl[C.BATCH_CTA0], ctl[C.PHASE] = first, last, first, 0
+            ctl[C.NEV] = 0
+            ctl[C.NMEV] = 0
             while True:
                 status = M.run(
                     prog.op, prog.fast, prog.ty, prog.ty2, prog.md, prog.sub, prog.okind, prog.oval, prog.ooff, prog.space,
@@ -373,26 +376,26 @@ def launch(
                     regs, sregs, pc, st, lanes, act, vals, barv,
                     ctl, ev_t, ev_b, bool(record_mem), mev_t, mev_a,
                 )
-                if status == M.ST_DONE or status == M.ST_FLUSH:
+                if status == C.ST_DONE or status == C.ST_FLUSH:
                     break
-                if status == M.ST_EV_FULL:
-                    ev_t = _grow(ev_t, int(ctl[M.NEV]))
-                    ev_b = _grow(ev_b, int(ctl[M.NEV]))
-                elif status == M.ST_MEV_FULL:
-                    mev_t = _grow(mev_t, int(ctl[M.NMEV]))
-                    mev_a = _grow(mev_a, int(ctl[M.NMEV]))
+                if status == C.ST_EV_FULL:
+                    ev_t = _grow(ev_t, int(ctl[C.NEV]))
+                    ev_b = _grow(ev_b, int(ctl[C.NEV]))
+                elif status == C.ST_MEV_FULL:
+                    mev_t = _grow(mev_t, int(ctl[C.NMEV]))
+                    mev_a = _grow(mev_a, int(ctl[C.NMEV]))
                 else:
                     raise EmuError(_fault_message(kern, ctl, grid3, block3))
-            last = int(ctl[M.CTA])  # == the batch end, or earlier after ST_FLUSH
+            last = int(ctl[C.CTA])  # == the batch end, or earlier after ST_FLUSH
             bt = (last - first) * T
             if writer is not None or in_memory:
-                nev = int(ctl[M.NEV])
+                nev = int(ctl[C.NEV])
                 path = np.empty(nev, np.int32)
                 ptr = M.events_to_csr(ev_t, ev_b, nev, bt, path)
                 path = path.astype(pdt)
                 mptr = maddr = None
                 if record_mem:
-                    nm = int(ctl[M.NMEV])
+                    nm = int(ctl[C.NMEV])
                     maddr = np.empty(nm, np.uint64)
                     mptr = M.events_to_csr(mev_t, mev_a, nm, bt, maddr)
                 if writer is not None:
@@ -411,7 +414,7 @@ def launch(
             writer.abort()
         raise
     memory.copy_back(args)
-    result = Launch(kern.name, grid3, block3, int(ctl[M.INSTS]))
+    result = Launch(kern.name, grid3, block3, int(ctl[C.INSTS]))
     if writer is not None:
         result.trace_path = writer.close()
     elif in_memory:
