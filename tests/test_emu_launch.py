@@ -16,6 +16,7 @@ from simt_fast.emu import EmuError, launch, load_kernel
 from simt_fast.ir import PTXError, parse_ptx
 from simt_fast.ir.inline import inline_calls
 from simt_fast.trace import Trace, validate
+from simt_fast.trace.model import PARAM_TAG
 
 HEAD = ".version 7.0\n.target sm_75\n.address_size 64\n"
 
@@ -60,16 +61,16 @@ def test_divergent_branch_outputs_and_hand_worked_paths():
 
 def test_streamed_trace_equals_in_memory_trace_across_batch_sizes(tmp_path):
     out = np.zeros(96, np.uint32)
-    mem = launch(DIVERGE, "diverge", 3, 32, [out], record_mem=True).trace
+    mem = launch(DIVERGE, "diverge", 3, 32, [out]).trace
     path = tmp_path / "t.h5"
-    run = launch(DIVERGE, "diverge", 3, 32, [out], trace_path=path, record_mem=True, batch_threads=32)
+    run = launch(DIVERGE, "diverge", 3, 32, [out], trace_path=path, batch_threads=32)
     disk = Trace.load(path)
     assert run.trace_path == path and np.array_equal(disk.path, mem.path) and np.array_equal(disk.path_ptr, mem.path_ptr)
     assert np.array_equal(disk.mem_addr, mem.mem_addr) and np.array_equal(disk.mem_ptr, mem.mem_ptr)
-    # one global store per thread, at out + 4*tid.x
-    base = int(mem.mem_addr[0])
-    assert np.array_equal(mem.mem_addr - base, 4 * (np.arange(96, dtype=np.uint64) % 32))
-    assert np.array_equal(np.diff(mem.mem_ptr), np.ones(96))
+    # per thread: ld.param of `out` (offset 0 of the parameter buffer) and the global store at out + 4*tid.x
+    assert np.array_equal(np.diff(mem.mem_ptr), np.full(96, 2))
+    assert np.all(mem.mem_addr[0::2] == PARAM_TAG)
+    assert np.array_equal(mem.mem_addr[1::2], run.device_ptrs[0] + 4 * (np.arange(96, dtype=np.uint64) % 32))
 
 
 OOB = HEAD + """

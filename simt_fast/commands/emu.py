@@ -54,7 +54,7 @@ def register(app: typer.Typer) -> None:
         arg: List[str] = typer.Option([], "--arg", help="Kernel argument for .ptx input, in .param order: "
                                       "buf:DTYPE:N (zeroed buffer), rand:DTYPE:N (random buffer), or DTYPE:VALUE (scalar)."),
         shared: int = typer.Option(0, "--shared-bytes", help="Dynamic shared memory per CTA (.ptx input)."),
-        mem: bool = typer.Option(False, "--mem", help="Also record per-access global/shared addresses (/mem)."),
+        mem: bool = typer.Option(True, "--mem/--no-mem", help="Record the address of every memory access (/mem; on by default)."),
         check: bool = typer.Option(True, "--check/--no-check", help="Compare a workload's outputs with its numpy reference."),
         max_insts: Optional[int] = typer.Option(None, "--max-insts", help="Stop with an error after this many thread instructions."),
     ):

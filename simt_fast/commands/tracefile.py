@@ -16,7 +16,7 @@ def register(app: typer.Typer) -> None:
         files: List[Path] = typer.Argument(..., help="Trace files (.h5) to check."),
     ):
         """Check every invariant of trace files; print one line per file, exit 2 on the first bad one."""
-        from ..trace.validate import validate_file
+        from ..trace.validate import notes, validate_file
 
         for path in files:
             with user_errors():
@@ -25,6 +25,8 @@ def register(app: typer.Typer) -> None:
                 f"{path}: ok (kernel {trace.kernel}, {trace.n_threads} threads, "
                 f"{trace.n_blocks} blocks, {trace.n_instrs} instructions)"
             )
+            for note in notes(trace):
+                typer.echo(f"{path}: note: {note}")
 
     @app.command("trace-info")
     def trace_info_cmd(
@@ -72,7 +74,8 @@ def register(app: typer.Typer) -> None:
             distinct, divergent, n_warps = _path_sharing(trace, warp_size)
             out.append(f"  {'distinct paths':<18} {distinct}")
             out.append(f"  {'divergent warps':<18} {divergent} of {n_warps} ({warp_size}-thread warps whose threads' paths differ)")
-        out.append(f"  {'memory addresses':<18} {'yes' if trace.mem_ptr is not None else 'no'}")
+        mem = "no" if trace.mem_ptr is None else f"{len(trace.mem_addr)} entries ({trace.mem_format or 'older untagged layout'})"
+        out.append(f"  {'memory addresses':<18} {mem}")
         out.append(f"  {'digest':<18} {trace.digest()}")
         if blocks:
             visits = np.bincount(trace.path.astype(np.int64), minlength=trace.n_blocks)

@@ -6,6 +6,8 @@ decoder (:mod:`simt_fast.emu.decode`) turns PTX text into these codes; nothing e
 
 from __future__ import annotations
 
+from ..trace.model import MEM_ATOMIC, MEM_LOAD, MEM_NONE, MEM_STORE, NO_ACCESS, PARAM_TAG
+
 # ---- operand kinds ----------------------------------------------------------------------------
 K_NONE, K_REG, K_IMM, K_SREG, K_ADDR, K_SINK = 0, 1, 2, 3, 4, 5
 N_SLOTS = 8  # operand slots per instruction
@@ -59,7 +61,16 @@ OP_BRA, OP_BRX, OP_EXIT, OP_BAR = 51, 52, 53, 54
 OP_ATOM = 55
 OP_SHFL, OP_VOTE, OP_ACTIVEMASK = 56, 57, 58
 OP_NOP, OP_TRAP = 59, 60
+OP_MEMHINT = 61  # a memory-class instruction without an architectural access (prefetch)
 OP_NAMES = {v: k[3:] for k, v in list(globals().items()) if k.startswith("OP_") and isinstance(v, int)}
+
+# ---- /mem entries (DESIGN §3): how a memory-class instruction's entry is formed ---------------
+REC_NONE = 0  # not a memory instruction: no entry
+REC_GENERIC = 1  # MEM_GLOBAL class (global, generic, texture): the address as the thread used it
+REC_OFFSET = 2  # MEM_SHARED / MEM_LOCAL / MEM_CONST class: the offset in the state space
+REC_PARAM = 3  # MEM_CONST class through .param: the offset tagged with PARAM_TAG
+REC_NO_ACCESS = 4  # a memory-class hint the emulator does not model (prefetch): NO_ACCESS
+MEM_KINDS = (MEM_NONE, MEM_LOAD, MEM_STORE, MEM_ATOMIC)
 
 # Fast-path codes: common ops without flags that the interpreter runs without calling alu()
 (FAST_MOV, FAST_ADD, FAST_SUB, FAST_MUL, FAST_AND, FAST_OR, FAST_XOR, FAST_SHL, FAST_SHR_U,

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..ir.flat import register_ids
-from ..ir.model import Address, Function, Imm, Module, PTXError, Reg, SpecialReg, Symbol, Vector
+from ..ir.model import Address, Function, Imm, Module, OpClass, PTXError, Reg, SpecialReg, Symbol, Vector
 
 from .codes import (
     ATOM, BOOL, CMP, FAST_ADD, FAST_AND, FAST_CVT_SEXT, FAST_CVT_ZEXT, FAST_DADD, FAST_DFMA, FAST_DMUL, FAST_DSUB,
@@ -43,9 +43,13 @@ from .codes import (
     OP_EX2, OP_EXIT, OP_FMA, OP_LD, OP_LG2, OP_LOP3, OP_MAD, OP_MAD24, OP_MAX, OP_MIN, OP_MOV, OP_MUL, OP_MUL24,
     OP_NEG, OP_NOP, OP_NOT, OP_OR, OP_PACK, OP_POPC, OP_PRMT, OP_RCP, OP_REM, OP_RSQRT, OP_SAD, OP_SELP, OP_SET,
     OP_SETP, OP_SHF, OP_SHFL, OP_SHL, OP_SHR, OP_SIN, OP_SLCT, OP_SQRT, OP_ST, OP_SUB, OP_TANH, OP_TESTP,
-    OP_TRAP, OP_UNPACK, OP_VOTE, OP_XOR, PRMT, R_NONE, R_RN, ROUNDING, S_CONST, S_GENERIC, S_GLOBAL, S_LOCAL,
+    OP_TRAP, OP_UNPACK, OP_VOTE, OP_XOR, PRMT, OP_MEMHINT, MEM_LOAD, MEM_STORE, MEM_ATOMIC, REC_GENERIC,
+    REC_NO_ACCESS, REC_OFFSET, REC_PARAM, R_NONE, R_RN, ROUNDING, S_CONST, S_GENERIC, S_GLOBAL, S_LOCAL,
     S_PARAM, S_SHARED, SHFL, SPACES, SREG_ID, TESTP, TYPES, VOTE,
 )
+
+
+_MEM_CLASSES = (OpClass.MEM_GLOBAL, OpClass.MEM_SHARED, OpClass.MEM_LOCAL, OpClass.MEM_CONST)
 
 
 def tsize(t: int) -> int:
@@ -137,7 +141,9 @@ class Program:
     jt_ptr: np.ndarray
     jt_idx: np.ndarray
     lines: np.ndarray  # PTX line of each instruction (for fault messages)
-    mem_per_instr: np.ndarray  # global/shared accesses per thread per instruction (for /mem sizing)
+    mem_bytes: np.ndarray  # uint8: bytes one thread accesses (vector width x element size); 0 = none
+    mem_kind: np.ndarray  # uint8: MEM_NONE / MEM_LOAD / MEM_STORE / MEM_ATOMIC
+    mem_rec: np.ndarray  # int8: REC_* -- how the instruction's /mem entry is formed (REC_NONE: no entry)
 
 
 def _align(x: int, a: int) -> int:
@@ -266,7 +272,8 @@ class _Decoder:
         self.gneg = np.zeros(n, np.int32)
         self.target = np.full(n, -1, np.int32)
         self.jt = [[] for _ in range(n)]
-        self.mem = np.zeros(n, np.int32)
+        self.mem_bytes = np.zeros(n, np.uint8)
+        self.mem_kind = np.zeros(n, np.uint8)
 
     # -- errors ------------------------------------------------------------------------------
     def fail(self, ins, message):
@@ -367,8 +374,32 @@ class _Decoder:
             op=self.op, fast=fast, ty=self.ty, ty2=self.ty2, md=self.md, sub=self.sub, okind=self.okind, oval=self.oval,
             ooff=self.ooff, space=self.space, vec=self.vec, gpred=self.gpred, gneg=self.gneg, target=self.target,
             jt_ptr=jt_ptr, jt_idx=jt_idx, lines=np.array([ins.line for ins in func.instructions], np.int64),
-            mem_per_instr=self.mem,
+            mem_bytes=self.mem_bytes, mem_kind=self.mem_kind, mem_rec=self._mem_rec(),
         )
+
+    def _mem_rec(self) -> np.ndarray:
+        """How each memory-class instruction's /mem entry is formed (DESIGN §3).
+
+        The class is the instruction's ``op_class`` (what the trace says), so an entry's address
+        space always matches it: MEM_GLOBAL (global, generic and texture accesses) records the
+        address as the thread used it, MEM_SHARED / MEM_LOCAL / MEM_CONST the offset in their
+        space, and ``.param`` accesses (MEM_CONST) the offset tagged with PARAM_TAG."""
+        rec = np.zeros(self.n, np.int8)
+        for i, ins in enumerate(self.func.instructions):
+            cls = ins.op_class
+            if cls not in _MEM_CLASSES:
+                continue
+            if self.op[i] == OP_MEMHINT:
+                rec[i] = REC_NO_ACCESS
+            elif self.op[i] not in (OP_LD, OP_ST, OP_ATOM):
+                self.fail(ins, f"'{ins.opcode}' is a memory instruction the emulator cannot record")
+            elif cls == OpClass.MEM_GLOBAL:
+                rec[i] = REC_GENERIC
+            elif cls == OpClass.MEM_CONST and "param" in (m.split("::")[0] for m in ins.modifiers):
+                rec[i] = REC_PARAM
+            else:
+                rec[i] = REC_OFFSET
+        return rec
 
     # -- modifier parsing --------------------------------------------------------------------
     def mods(self, ins, allowed=(), types=1):
@@ -713,7 +744,8 @@ class _Decoder:
             self.fail(ins, f"'{ins.opcode}' needs {v} destination register(s)")
         for j, e in enumerate(elems):
             self.put(i, 1 + j, ins, e, t, dst=True)
-        self.mem[i] = v if space in (S_GLOBAL, S_SHARED, S_GENERIC) else 0
+        self.mem_bytes[i] = v * tsize(t)
+        self.mem_kind[i] = MEM_LOAD
 
     d_ldu = d_ld
 
@@ -736,7 +768,8 @@ class _Decoder:
             if e is None:
                 self.fail(ins, "st cannot store a sink '_'")
             self.put(i, 1 + j, ins, e, t)
-        self.mem[i] = v if space in (S_GLOBAL, S_SHARED, S_GENERIC) else 0
+        self.mem_bytes[i] = v * tsize(t)
+        self.mem_kind[i] = MEM_STORE
 
     def _atom(self, i, ins, has_dst):
         ops = [m for m in ins.modifiers if m in ATOM]
@@ -763,7 +796,8 @@ class _Decoder:
         self.put(i, 2, ins, args[1], t)
         if k == 3:
             self.put(i, 3, ins, args[2], t)
-        self.mem[i] = 1
+        self.mem_bytes[i] = tsize(t)
+        self.mem_kind[i] = MEM_ATOMIC
 
     def d_atom(self, i, ins):
         self._atom(i, ins, True)
@@ -971,7 +1005,12 @@ class _Decoder:
     def _nop(self, i, ins):
         self.op[i] = OP_NOP
 
-    d_membar = d_fence = d_prefetch = d_prefetchu = d_nanosleep = d_pmevent = d_brkpt = _nop
+    d_membar = d_fence = d_nanosleep = d_pmevent = d_brkpt = _nop
+
+    def d_prefetch(self, i, ins):
+        self.op[i] = OP_MEMHINT  # a cache hint: no architectural access, one NO_ACCESS entry in /mem
+
+    d_prefetchu = d_prefetch
 
     def d_call(self, i, ins):
         self.fail(ins, "call must be inlined before decoding (simt_fast.ir.inline.inline_calls)")

@@ -15,8 +15,8 @@ from .._jit import jit
 from .alu import M32, U0, U1, b32, f32, f64, mask, sx
 from .codes import (
     ATOM_ADD, ATOM_AND, ATOM_CAS, ATOM_DEC, ATOM_EXCH, ATOM_INC, ATOM_MIN, ATOM_OR, ATOM_XOR, CVTA_TO_SPACE, K_ADDR,
-    K_REG, KIND_F, KIND_S, OP_LD, OP_ST, S_CONST, S_GENERIC, S_GLOBAL, S_LOCAL, S_PARAM, S_SHARED, WINDOW,
-    WINDOW_SHIFT,
+    K_REG, KIND_F, KIND_S, NO_ACCESS, OP_LD, OP_ST, PARAM_TAG, REC_GENERIC, REC_PARAM, S_CONST, S_GENERIC, S_GLOBAL,
+    S_LOCAL, S_PARAM, S_SHARED, WINDOW, WINDOW_SHIFT,
 )
 from .ctl import F_CONST_WRITE, F_MISALIGNED, F_NONE, F_OOB, RG_CONST, RG_CONST_N, RG_LOCAL, RG_LOCAL_N, RG_PARAM, \
     RG_PARAM_N, RG_SHARED, RG_SHARED_N, fault
@@ -27,14 +27,17 @@ WIN_LOCAL = np.uint64(WINDOW[S_LOCAL])
 WIN_CONST = np.uint64(WINDOW[S_CONST])
 WIN_PARAM = np.uint64(WINDOW[S_PARAM])
 WIN_SHIFT = np.uint64(WINDOW_SHIFT)
+OFFSET_MASK = np.uint64((1 << WINDOW_SHIFT) - 1)  # a generic address's offset in its window
 
 
 @jit(inline="always")
-def resolve(sp, addr, size, gbuf_lo, gbuf_hi, gbuf_off, rgn, t):
+def resolve(sp, addr, size, amap, t):
     """Byte offset into the flat memory of an access of ``size`` bytes at ``addr`` in space ``sp``.
 
-    Returns (offset, recorded address); offset -1 = out of bounds, -2 = misaligned.
+    ``amap`` = (gbuf_lo, gbuf_hi, gbuf_off, rgn): the global allocations and the region table.
+    Returns (offset, the generic form of the address); offset -1 = out of bounds, -2 = misaligned.
     """
+    gbuf_lo, gbuf_hi, gbuf_off, rgn = amap
     if (addr & np.uint64(size - 1)) != U0:
         return np.int64(-2), addr
     if sp == S_GENERIC:
@@ -79,7 +82,9 @@ def resolve(sp, addr, size, gbuf_lo, gbuf_hi, gbuf_off, rgn, t):
 
 
 @jit(inline="always")
-def mload(m8, m16, m32, m64, off, size):
+def mload(mv, off, size):
+    """The ``size``-byte word at byte ``off`` of the flat memory (``mv``: its 8/16/32/64-bit views)."""
+    m8, m16, m32, m64 = mv
     if size == 4:
         return np.uint64(m32[off >> 2])
     if size == 8:
@@ -90,7 +95,8 @@ def mload(m8, m16, m32, m64, off, size):
 
 
 @jit(inline="always")
-def mstore(m8, m16, m32, m64, off, size, v):
+def mstore(mv, off, size, v):
+    m8, m16, m32, m64 = mv
     if size == 4:
         m32[off >> 2] = np.uint32(v & M32)
     elif size == 8:
@@ -146,13 +152,33 @@ def atom_apply(sub, ty, old, b, c):
 
 
 @jit(inline="always")
-def exec_ldst_fast(o, p, gn, lanes, regs, RS, ty, okind, oval, ooff, space, m8, m16, m32, m64,
-                   gbuf_lo, gbuf_hi, gbuf_off, rgn, ctl):
+def mem_entry(mode, rec):
+    """The /mem value of an access whose generic address is ``rec`` (``mode``: its REC_* code)."""
+    if mode == REC_GENERIC:
+        return rec
+    if mode == REC_PARAM:
+        return (rec & OFFSET_MASK) | PARAM_TAG
+    return rec & OFFSET_MASK
+
+
+@jit(inline="always")
+def log_mem(mlog, nmev, thread, value):
+    """Append (thread, value) to the memory log ``mlog`` = (mev_t, mev_a); returns its new length."""
+    mev_t, mev_a = mlog
+    mev_t[nmev] = np.int32(thread)
+    mev_a[nmev] = value
+    return nmev + 1
+
+
+@jit(inline="always")
+def exec_ldst_fast(o, p, gn, lanes, regs, RS, ty, okind, oval, ooff, space, mem_rec, mv, amap, ctl,
+                   record_mem, tbase, mlog, nmev):
     """The commonest memory case, unswitched: an unguarded scalar ld/st through a register address.
 
-    Returns a fault code or F_NONE."""
+    Returns (fault code or F_NONE, memory-log entries so far)."""
     sz = ty[p] & 0xF
     sp = space[p]
+    mode = mem_rec[p]
     ab = np.int64(oval[p, 0])
     aoff = np.uint64(ooff[p, 0])
     k1m = okind[p, 1]
@@ -163,34 +189,39 @@ def exec_ldst_fast(o, p, gn, lanes, regs, RS, ty, okind, oval, ooff, space, m8, 
         t = lanes[k]
         rb = t * RS
         addr = regs[rb + ab] + aoff
-        off, rec = resolve(sp, addr, sz, gbuf_lo, gbuf_hi, gbuf_off, rgn, t)
+        off, rec = resolve(sp, addr, sz, amap, t)
         if off < 0 or (o == OP_ST and (rec >> WIN_SHIFT) == np.uint64(3)):
             code = (F_OOB if off == -1 else F_MISALIGNED) if off < 0 else F_CONST_WRITE
-            return fault(ctl, code, t, p, np.int64(addr), sz)
+            return fault(ctl, code, t, p, np.int64(addr), sz), nmev
+        if record_mem:
+            nmev = log_mem(mlog, nmev, tbase + t, mem_entry(mode, rec))
         if o == OP_LD:
-            v = mload(m8, m16, m32, m64, off, sz)
+            v = mload(mv, off, sz)
             if sgn:
                 v = np.uint64(sx(v, sz))
             if k1m == K_REG:
                 regs[rb + i1m] = v
         else:
-            mstore(m8, m16, m32, m64, off, sz, regs[rb + i1m] if k1m == K_REG else v1m)
-    return F_NONE
+            mstore(mv, off, sz, regs[rb + i1m] if k1m == K_REG else v1m)
+    return F_NONE, nmev
 
 
 @jit(inline="always")
-def exec_mem(o, p, gn, lanes, act, regs, RS, sregs, NS, ty, sub, okind, oval, ooff, space, vec, m8, m16, m32, m64,
-             gbuf_lo, gbuf_hi, gbuf_off, rgn, ctl, record_mem, tbase, mev_t, mev_a, nmev):
-    """ld / st / atom / red for the group's guard-true threads, element by element.
+def exec_mem(o, p, gn, lanes, act, regs, RS, sregs, NS, ty, sub, okind, oval, ooff, space, vec, mem_rec,
+             mv, amap, ctl, record_mem, tbase, mlog, nmev):
+    """ld / st / atom / red for the group, element by element; one /mem entry per thread.
 
     Returns (fault code or F_NONE, memory-log entries so far)."""
     sz = ty[p] & 0xF
     sp = space[p]
     nv = vec[p]
+    mode = mem_rec[p]
     for k in range(gn):
-        if act[k] == 0:
-            continue
         t = lanes[k]
+        if act[k] == 0:
+            if record_mem:  # the guard is false: the thread makes no access
+                nmev = log_mem(mlog, nmev, tbase + t, NO_ACCESS)
+            continue
         rb = t * RS
         if okind[p, 0] == K_ADDR:
             base = regs[rb + np.int64(oval[p, 0])] + np.uint64(ooff[p, 0])
@@ -198,15 +229,13 @@ def exec_mem(o, p, gn, lanes, act, regs, RS, sregs, NS, ty, sub, okind, oval, oo
             base = oval[p, 0]
         for j in range(nv):
             addr = base + np.uint64(j * sz)
-            off, rec = resolve(sp, addr, sz, gbuf_lo, gbuf_hi, gbuf_off, rgn, t)
+            off, rec = resolve(sp, addr, sz, amap, t)
             if off < 0:
                 return fault(ctl, F_OOB if off == -1 else F_MISALIGNED, t, p, np.int64(addr), sz), nmev
-            if record_mem and (rec >> WIN_SHIFT) <= U1:
-                mev_t[nmev] = np.int32(tbase + t)
-                mev_a[nmev] = rec
-                nmev += 1
+            if record_mem and j == 0:  # a vector access is one entry: its first byte (mem_bytes says how many)
+                nmev = log_mem(mlog, nmev, tbase + t, mem_entry(mode, rec))
             if o == OP_LD:
-                v = mload(m8, m16, m32, m64, off, sz)
+                v = mload(mv, off, sz)
                 if (ty[p] >> 4) == KIND_S:
                     v = np.uint64(sx(v, sz))
                 if okind[p, 1 + j] == K_REG:
@@ -215,17 +244,25 @@ def exec_mem(o, p, gn, lanes, act, regs, RS, sregs, NS, ty, sub, okind, oval, oo
                 if (rec >> WIN_SHIFT) == np.uint64(3):
                     return fault(ctl, F_CONST_WRITE, t, p, np.int64(addr), sz), nmev
                 v = rdop(okind, oval, p, 1 + j, regs, rb, sregs, t * NS)
-                mstore(m8, m16, m32, m64, off, sz, v)
+                mstore(mv, off, sz, v)
             else:
-                old = mload(m8, m16, m32, m64, off, sz)
+                old = mload(mv, off, sz)
                 bv = rdop(okind, oval, p, 2, regs, rb, sregs, t * NS)
                 cv = rdop(okind, oval, p, 3, regs, rb, sregs, t * NS)
-                mstore(m8, m16, m32, m64, off, sz, atom_apply(sub[p], ty[p], old, bv, cv))
+                mstore(mv, off, sz, atom_apply(sub[p], ty[p], old, bv, cv))
                 if okind[p, 1] == K_REG:
                     if (ty[p] >> 4) == KIND_S:
                         old = np.uint64(sx(old, sz))
                     regs[rb + np.int64(oval[p, 1])] = old
     return F_NONE, nmev
+
+
+@jit(inline="always")
+def exec_memhint(gn, lanes, tbase, mlog, nmev):
+    """prefetch: no architectural access; every thread of the group logs NO_ACCESS."""
+    for k in range(gn):
+        nmev = log_mem(mlog, nmev, tbase + lanes[k], NO_ACCESS)
+    return nmev
 
 
 @jit(inline="always")

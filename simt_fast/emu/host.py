@@ -20,7 +20,7 @@ from ..ir.flat import flatten
 from ..ir.inline import inline_calls
 from ..ir.model import Function, Module
 from ..trace.io import TraceWriter, path_dtype
-from ..trace.model import Trace
+from ..trace.model import MEM_FORMAT, Trace
 from . import codes
 from . import ctl as C
 from . import decode as D
@@ -64,6 +64,7 @@ class Launch:
     grid: tuple
     block: tuple
     thread_insts: int  # dynamic thread instructions (every instruction on every thread's path)
+    device_ptrs: dict = field(default_factory=dict)  # argument index -> the device address it was passed as
     trace_path: Optional[Path] = None
     _trace: Optional[Trace] = field(default=None, repr=False)
 
@@ -96,6 +97,8 @@ def load_kernel(ptx, kernel=None) -> Kernel:
     cfg = build_cfg(inlined)
     flat = flatten(inlined, cfg)
     program = D.decode(module, inlined)
+    flat["mem_bytes"] = program.mem_bytes
+    flat["mem_kind"] = program.mem_kind
     n = program.n_instrs
     is_leader = np.zeros(n + 1, np.uint8)
     block_of = np.empty(n + 1, np.int32)
@@ -106,9 +109,9 @@ def load_kernel(ptx, kernel=None) -> Kernel:
             is_leader[b.start] = 1
     is_leader[n] = 1
     n_blocks = cfg.n_blocks
-    blk_mem = np.zeros(n_blocks, np.int32)
+    blk_mem = np.zeros(n_blocks, np.int32)  # /mem entries per thread per execution of each block
     for b in cfg.blocks:
-        blk_mem[b.id] = int(program.mem_per_instr[b.start : b.end].sum())
+        blk_mem[b.id] = int(np.count_nonzero(program.mem_rec[b.start : b.end]))
     sha = hashlib.sha256(text.encode()).hexdigest() if text else ""
     return Kernel(module, inlined, flat, program, sha, is_leader, block_of, blk_mem)
 
@@ -297,7 +300,7 @@ def launch(
     trace: bool = True,
     trace_path=None,
     max_insts: Optional[int] = None,
-    record_mem: bool = False,
+    record_mem: bool = True,
     progress: Optional[Callable[[int, int], None]] = None,
     batch_threads: int = BATCH_THREADS,
     attrs: Optional[dict] = None,
@@ -311,7 +314,8 @@ def launch(
     back in place after the launch), numpy scalars are by-value parameters whose dtype must match
     the parameter type. ``trace_path`` streams the trace to an HDF5 file CTA batch by CTA batch
     (nothing is written unless the launch completes); otherwise, with ``trace=True``, the trace is
-    built in memory. ``record_mem`` adds per-thread global/shared byte addresses (/mem).
+    built in memory. The trace records the address of every memory access (/mem: one entry per
+    memory instruction on each thread's path, DESIGN §3); ``record_mem=False`` leaves /mem out.
     ``progress(done_threads, total_threads)`` is called after every batch.
     """
     kern = ptx if isinstance(ptx, Kernel) else load_kernel(ptx, kernel)
@@ -357,7 +361,7 @@ def launch(
     if trace_path is not None:
         writer = TraceWriter(
             trace_path, kernel=kern.name, grid=grid3, block=block3, cfg=flat,
-            source_sha256=kern.source_sha256, attrs=attrs, with_mem=record_mem,
+            source_sha256=kern.source_sha256, attrs=attrs, with_mem=record_mem, mem_format=MEM_FORMAT,
         )
     try:
         first = 0
@@ -369,7 +373,7 @@ def launch(
             while True:
                 status = M.run(
                     prog.op, prog.fast, prog.ty, prog.ty2, prog.md, prog.sub, prog.okind, prog.oval, prog.ooff, prog.space,
-                    prog.vec, prog.gpred, prog.gneg, prog.target, prog.jt_ptr, prog.jt_idx,
+                    prog.vec, prog.mem_rec, prog.gpred, prog.gneg, prog.target, prog.jt_ptr, prog.jt_idx,
                     kern.is_leader, kern.block_of, kern.blk_mem, prog.n_regs,
                     np.array(grid3, np.int64), np.array(block3, np.int64), int(shared_bytes),
                     memory.mem, memory.gbuf_lo, memory.gbuf_hi, memory.gbuf_off, memory.rgn,
@@ -414,7 +418,7 @@ def launch(
             writer.abort()
         raise
     memory.copy_back(args)
-    result = Launch(kern.name, grid3, block3, int(ctl[C.INSTS]))
+    result = Launch(kern.name, grid3, block3, int(ctl[C.INSTS]), dict(memory.arg_addr))
     if writer is not None:
         result.trace_path = writer.close()
     elif in_memory:
@@ -451,8 +455,10 @@ def _build_trace(kern: Kernel, grid, block, paths, ptrs, mems, mptrs, attrs) -> 
         block_start=flat["block_start"], succ_ptr=flat["succ_ptr"], succ_idx=flat["succ_idx"], ipdom=flat["ipdom"],
         label=list(flat["label"]), has_barrier=flat["has_barrier"], op_class=flat["op_class"],
         dst_reg=flat["dst_reg"], src_reg=flat["src_reg"], text=list(flat["text"]),
+        mem_bytes=flat["mem_bytes"], mem_kind=flat["mem_kind"],
         path_ptr=path_ptr, path=path, attrs=dict(attrs or {}),
     )
     if mems is not None:
         tr.mem_ptr, tr.mem_addr = _concat_csr(mptrs, mems, np.uint64)
+        tr.mem_format = MEM_FORMAT
     return tr

@@ -33,7 +33,7 @@ import numpy as np
 from .._jit import jit
 from .alu import M32, U0, U1
 from .codes import (
-    K_ADDR, K_SREG, N_SREGS, OP_ACTIVEMASK, OP_ATOM, OP_BAR, OP_BRA, OP_BRX, OP_CVTA, OP_EXIT, OP_LD, OP_NOP,
+    K_ADDR, K_SREG, N_SREGS, OP_ACTIVEMASK, OP_ATOM, OP_BAR, OP_BRA, OP_BRX, OP_CVTA, OP_EXIT, OP_LD, OP_MEMHINT, OP_NOP,
     OP_SHFL, OP_ST, OP_TRAP, OP_VOTE,
 )
 from .ctl import (
@@ -43,7 +43,7 @@ from .ctl import (
 )
 from .exec_alu import exec_alu
 from .exec_control import exec_bar, exec_branch, exec_trap, release_barrier
-from .exec_memory import exec_cvta, exec_ldst_fast, exec_mem
+from .exec_memory import exec_cvta, exec_ldst_fast, exec_mem, exec_memhint
 from .exec_warp import exec_warp
 
 
@@ -91,15 +91,16 @@ def init_sregs(sregs, T, cta, grid, block, dyn_smem, total_smem):
 # inlined into it receive a dozen arrays per instruction, whose atomic incref/decref pairs LLVM
 # cannot prune across the families' loops (they cost up to 2.7x on one-thread CTAs).
 @jit(_nrt=False)
-def run(op, fast, ty, ty2, md, sub, okind, oval, ooff, space, vec, gpred, gneg, target, jt_ptr, jt_idx,
+def run(op, fast, ty, ty2, md, sub, okind, oval, ooff, space, vec, mem_rec, gpred, gneg, target, jt_ptr, jt_idx,
         is_leader, block_of, blk_mem, n_regs, grid, block, dyn_smem,
         mem, gbuf_lo, gbuf_hi, gbuf_off, rgn,
         regs, sregs, pc, st, lanes, act, vals, barv,
         ctl, ev_t, ev_b, record_mem, mev_t, mev_a):
-    m8 = mem
-    m16 = mem.view(np.uint16)
-    m32 = mem.view(np.uint32)
-    m64 = mem.view(np.uint64)
+    # argument groups of the families (a call of more than 30 arguments becomes f(*args) in CPython's
+    # bytecode, which numba cannot inline)
+    mv = (mem, mem.view(np.uint16), mem.view(np.uint32), mem.view(np.uint64))  # the flat memory's word views
+    amap = (gbuf_lo, gbuf_hi, gbuf_off, rgn)  # where each state space lives in it
+    mlog = (mev_t, mev_a)  # the memory-access log
     n = len(op)
     T = block[0] * block[1] * block[2]
     NW = (T + 31) // 32
@@ -187,13 +188,15 @@ def run(op, fast, ty, ty2, md, sub, okind, oval, ooff, space, vec, gpred, gneg, 
                                            pc, st, barv, tbase, ev_t, ev_b, nev)
                             break
                         if (o == OP_LD or o == OP_ST) and act_all and vec[p] == 1 and okind[p, 0] == K_ADDR \
-                                and not record_mem and okind[p, 1] != K_SREG:
-                            f = exec_ldst_fast(o, p, gn, lanes, regs, RS, ty, okind, oval, ooff, space,
-                                               m8, m16, m32, m64, gbuf_lo, gbuf_hi, gbuf_off, rgn, ctl)
+                                and okind[p, 1] != K_SREG:
+                            f, nmev = exec_ldst_fast(o, p, gn, lanes, regs, RS, ty, okind, oval, ooff, space, mem_rec,
+                                                     mv, amap, ctl, record_mem, tbase, mlog, nmev)
                         elif o == OP_LD or o == OP_ST or o == OP_ATOM:
                             f, nmev = exec_mem(o, p, gn, lanes, act, regs, RS, sregs, NS, ty, sub, okind, oval, ooff,
-                                               space, vec, m8, m16, m32, m64, gbuf_lo, gbuf_hi, gbuf_off, rgn, ctl,
-                                               record_mem, tbase, mev_t, mev_a, nmev)
+                                               space, vec, mem_rec, mv, amap, ctl, record_mem, tbase, mlog, nmev)
+                        elif o == OP_MEMHINT:
+                            if record_mem:
+                                nmev = exec_memhint(gn, lanes, tbase, mlog, nmev)
                         elif o == OP_SHFL or o == OP_VOTE or o == OP_ACTIVEMASK:
                             f = exec_warp(o, p, gn, lanes, act, t0, t1, regs, RS, sregs, NS, okind, oval, sub, st,
                                           vals, ctl)

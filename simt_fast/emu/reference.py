@@ -13,16 +13,19 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..ir.model import OpClass
+from ..trace.model import NO_ACCESS, PARAM_TAG
 from . import codes as C
 from .alu import alu
 from .exec_memory import atom_apply
 from .host import EmuError, Kernel, _dim3, _Memory, _check_args
 
+_MEM_CLASSES = (OpClass.MEM_GLOBAL, OpClass.MEM_SHARED, OpClass.MEM_LOCAL, OpClass.MEM_CONST)
 _WINDOWS = {1: C.S_SHARED, 2: C.S_LOCAL, 3: C.S_CONST, 4: C.S_PARAM}
 
 
-def _resolve(mem: _Memory, space: int, addr: int, size: int, t: int) -> int:
-    """Byte offset of an access in the flat memory, or raise EmuError."""
+def _resolve(mem: _Memory, space: int, addr: int, size: int, t: int) -> tuple:
+    """(byte offset of an access in the flat memory, its state space, its address in that space)."""
     if space == C.S_GENERIC:
         w = addr >> C.WINDOW_SHIFT
         if w == 0:
@@ -37,7 +40,7 @@ def _resolve(mem: _Memory, space: int, addr: int, size: int, t: int) -> int:
     if space == C.S_GLOBAL:
         for lo, hi, off in zip(mem.gbuf_lo.tolist(), mem.gbuf_hi.tolist(), mem.gbuf_off.tolist()):
             if lo <= addr and addr + size <= hi:
-                return off + addr - lo
+                return off + addr - lo, space, addr
         raise EmuError(f"reference: global access at {addr:#x} outside every buffer")
     base, limit = {
         C.S_SHARED: (mem.shared_off, mem.shared_size),
@@ -47,7 +50,16 @@ def _resolve(mem: _Memory, space: int, addr: int, size: int, t: int) -> int:
     }[space]
     if addr + size > limit:
         raise EmuError(f"reference: access at {addr:#x} beyond its {limit}-byte state space")
-    return base + addr
+    return base + addr, space, addr
+
+
+def _mem_entry(op_class: int, modifiers, space: int, addr: int) -> int:
+    """The /mem value of an access (DESIGN §3), from the trace's op_class of the instruction."""
+    if op_class == OpClass.MEM_GLOBAL:  # global, generic, texture: the address the thread used
+        return addr if space == C.S_GLOBAL else addr + C.WINDOW[space]
+    if op_class == OpClass.MEM_CONST and any(m.split("::")[0] == "param" for m in modifiers):
+        return addr | int(PARAM_TAG)
+    return addr
 
 
 def _load(buf: np.ndarray, off: int, size: int) -> int:
@@ -76,10 +88,11 @@ def _sregs(t: int, cta: int, grid, block) -> dict:
     return {C.SREG_ID[k]: v for k, v in vals.items()}
 
 
-def run_reference(kern: Kernel, grid, block, args, shared_bytes: int = 0, max_insts: int = 10**8):
+def run_reference(kern: Kernel, grid, block, args, shared_bytes: int = 0, max_insts: int = 10**8, mem_out=None):
     """Run the kernel thread by thread; returns (list of per-thread block paths, thread_insts).
 
-    Array arguments are updated in place, as with :func:`simt_fast.emu.launch`.
+    Array arguments are updated in place, as with :func:`simt_fast.emu.launch`. ``mem_out``, a
+    list, receives each thread's /mem entries (a list of ints per thread, DESIGN §3).
     """
     grid3, block3 = _dim3("grid", grid), _dim3("block", block)
     args = list(args)
@@ -90,6 +103,8 @@ def run_reference(kern: Kernel, grid, block, args, shared_bytes: int = 0, max_in
     mem = _Memory(kern, args, T, shared_bytes)
     buf = mem.mem
     block_of = kern.block_of.tolist()
+    op_class = kern.flat["op_class"].tolist()
+    instrs = kern.func.instructions
     leader = kern.is_leader.tolist()
     paths = []
     insts = 0
@@ -101,6 +116,7 @@ def run_reference(kern: Kernel, grid, block, args, shared_bytes: int = 0, max_in
         pcs = [0] * T
         done = [False] * T
         cta_paths = [[block_of[0]] for _ in range(T)]
+        cta_mem = [[] for _ in range(T)]
         sregs = [_sregs(t, cta, grid3, block3) for t in range(T)]
         barpred = {}
         while not all(done):
@@ -153,6 +169,8 @@ def run_reference(kern: Kernel, grid, block, args, shared_bytes: int = 0, max_in
                     elif o == C.OP_TRAP:
                         if active:
                             raise EmuError("reference: trap")
+                    elif op_class[i] in _MEM_CLASSES and (not active or o == C.OP_MEMHINT):
+                        cta_mem[t].append(int(NO_ACCESS))
                     elif not active or o == C.OP_NOP:
                         pass
                     elif o in (C.OP_LD, C.OP_ST, C.OP_ATOM):
@@ -162,7 +180,9 @@ def run_reference(kern: Kernel, grid, block, args, shared_bytes: int = 0, max_in
                         base = (r[int(prog.oval[i, 0])] + int(prog.ooff[i, 0])) if k0 == C.K_ADDR else int(prog.oval[i, 0])
                         base &= 0xFFFFFFFFFFFFFFFF
                         for j in range(int(prog.vec[i])):
-                            off = _resolve(mem, int(prog.space[i]), base + j * sz, sz, t)
+                            off, space, addr = _resolve(mem, int(prog.space[i]), base + j * sz, sz, t)
+                            if j == 0:
+                                cta_mem[t].append(_mem_entry(op_class[i], instrs[i].modifiers, space, addr))
                             if o == C.OP_LD:
                                 v = _load(buf, off, sz)
                                 if ty >> 4 == C.KIND_S and v >> (8 * sz - 1):
@@ -228,5 +248,7 @@ def run_reference(kern: Kernel, grid, block, args, shared_bytes: int = 0, max_in
                         regs[t][int(prog.oval[i, 0])] = pop if kind == 1 else int(pop == waiting if kind == 2 else pop > 0)
                 barpred.clear()
         paths.extend(cta_paths)
+        if mem_out is not None:
+            mem_out.extend(cta_mem)
     mem.copy_back(args)
     return paths, insts
