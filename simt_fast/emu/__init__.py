@@ -12,6 +12,8 @@ Pipeline: :func:`simt_fast.ir.inline.inline_calls` -> :func:`simt_fast.ir.cfg.bu
 :func:`simt_fast.emu.host.launch` (the host side: memory, arguments, batches, faults).
 """
 
-from .host import EmuError, Kernel, Launch, launch, load_kernel
+from .errors import EmuError
+from .host import Kernel, Launch, launch, load_kernel
+from .texture import Texture
 
-__all__ = ["launch", "Launch", "EmuError", "load_kernel", "Kernel"]
+__all__ = ["launch", "Launch", "EmuError", "load_kernel", "Kernel", "Texture"]

@@ -22,6 +22,16 @@ TYPES = {
     "pred": 0x31,
 }
 
+
+
+def tsize(t: int) -> int:
+    return t & 0xF
+
+
+def tkind(t: int) -> int:
+    return t >> 4
+
+
 # ---- memory spaces ----------------------------------------------------------------------------
 S_GENERIC, S_GLOBAL, S_SHARED, S_LOCAL, S_CONST, S_PARAM = 0, 1, 2, 3, 4, 5
 SPACES = {"global": S_GLOBAL, "shared": S_SHARED, "local": S_LOCAL, "const": S_CONST, "param": S_PARAM}
@@ -62,6 +72,7 @@ OP_ATOM = 55
 OP_SHFL, OP_VOTE, OP_ACTIVEMASK = 56, 57, 58
 OP_NOP, OP_TRAP = 59, 60
 OP_MEMHINT = 61  # a memory-class instruction without an architectural access (prefetch)
+OP_TEX = 62  # tex.{1d,2d,3d}.v4: operand slots 0 = texture handle, 1-4 = destinations, 5-7 = coordinates
 OP_NAMES = {v: k[3:] for k, v in list(globals().items()) if k.startswith("OP_") and isinstance(v, int)}
 
 # ---- /mem entries (DESIGN §3): how a memory-class instruction's entry is formed ---------------
@@ -90,6 +101,14 @@ VOTE_ALL, VOTE_ANY, VOTE_UNI, VOTE_BALLOT = 0, 1, 2, 3
 VOTE = {"all": VOTE_ALL, "any": VOTE_ANY, "uni": VOTE_UNI, "ballot": VOTE_BALLOT}
 BAR_SYNC, BAR_RED_POPC, BAR_RED_AND, BAR_RED_OR = 0, 1, 2, 3
 CVTA_TO_GENERIC, CVTA_TO_SPACE = 0, 1
+TEX_VIA_TEXREF = 1  # tex sub-code bit: slot 0 is the address of a .texref variable holding the handle
+
+# ---- texture descriptors (one int64 row per texture of a launch; simt_fast.emu.texture) --------
+(TX_OFF, TX_ADDR, TX_SIZE0, TX_SIZE1, TX_SIZE2, TX_CHANNELS, TX_ESIZE, TX_EKIND, TX_MODE0, TX_MODE1, TX_MODE2,
+ TX_NORM) = range(12)
+TX_FIELDS = 12  # TX_OFF: byte offset of texel 0 in the flat memory; TX_ADDR: its device address
+ADDR_WRAP, ADDR_CLAMP, ADDR_MIRROR, ADDR_BORDER = 0, 1, 2, 3  # cudaTextureAddressMode's numbering
+TEX_HANDLE_BASE = 0x7E000000  # texture object k of a launch is the handle TEX_HANDLE_BASE + k
 PRMT = {"": 0, "f4e": 1, "b4e": 2, "rc8": 3, "ecl": 4, "ecr": 5, "rc16": 6}
 TESTP = {"finite": 0, "infinite": 1, "number": 2, "notanumber": 3, "normal": 4, "subnormal": 5}
 
@@ -105,3 +124,10 @@ SREGS = [
 SREG_ID = {s: k for k, s in enumerate(SREGS)}
 N_SREGS = len(SREGS)
 SR_CLOCK, SR_CLOCK64 = SREG_ID[("%clock", None)], SREG_ID[("%clock64", None)]
+
+# modifiers that change nothing in a functional lock-step model (caching, ordering, scope hints)
+IGNORED_MODS = frozenset(
+    "uni aligned sync nc ca cg cs lu cv wb wt volatile relaxed acquire release acq_rel sc cta gpu sys "
+    "weak mmio full noftz L1::evict_last L1::evict_first L1::evict_normal L1::no_allocate L2::64B L2::128B "
+    "L2::256B L2::cache_hint".split()
+)

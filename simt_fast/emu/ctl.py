@@ -22,6 +22,7 @@ ST_DONE, ST_EV_FULL, ST_MEV_FULL, ST_FAULT, ST_FLUSH = 0, 1, 2, 3, 4
 
 # ---- faults (F_CODE) --------------------------------------------------------------------------
 F_NONE, F_OOB, F_MISALIGNED, F_BARRIER, F_LIMIT, F_TRAP, F_WARPSYNC, F_BRX, F_CONST_WRITE = 0, 1, 2, 3, 4, 5, 6, 7, 8
+F_TEXTURE = 9  # tex with a handle that is no texture of the launch (F_ADDR: the handle)
 
 # ---- region table (rgn, int64): byte offset and size of each per-launch region in the flat memory
 RG_CONST, RG_CONST_N, RG_PARAM, RG_PARAM_N, RG_SHARED, RG_SHARED_N, RG_LOCAL, RG_LOCAL_N = range(8)

@@ -171,7 +171,7 @@ def log_mem(mlog, nmev, thread, value):
 
 
 @jit(inline="always")
-def exec_ldst_fast(o, p, gn, lanes, regs, RS, ty, okind, oval, ooff, space, mem_rec, mv, amap, ctl,
+def exec_ldst_fast(o, p, gn, lanes, regs, RS, ty, okind, oval, ooff, space, amask, mem_rec, mv, amap, ctl,
                    record_mem, tbase, mlog, nmev):
     """The commonest memory case, unswitched: an unguarded scalar ld/st through a register address.
 
@@ -181,6 +181,7 @@ def exec_ldst_fast(o, p, gn, lanes, regs, RS, ty, okind, oval, ooff, space, mem_
     mode = mem_rec[p]
     ab = np.int64(oval[p, 0])
     aoff = np.uint64(ooff[p, 0])
+    am = amask[p]
     k1m = okind[p, 1]
     v1m = oval[p, 1]
     i1m = np.int64(v1m)
@@ -188,7 +189,7 @@ def exec_ldst_fast(o, p, gn, lanes, regs, RS, ty, okind, oval, ooff, space, mem_
     for k in range(gn):
         t = lanes[k]
         rb = t * RS
-        addr = regs[rb + ab] + aoff
+        addr = (regs[rb + ab] + aoff) & am
         off, rec = resolve(sp, addr, sz, amap, t)
         if off < 0 or (o == OP_ST and (rec >> WIN_SHIFT) == np.uint64(3)):
             code = (F_OOB if off == -1 else F_MISALIGNED) if off < 0 else F_CONST_WRITE
@@ -207,7 +208,7 @@ def exec_ldst_fast(o, p, gn, lanes, regs, RS, ty, okind, oval, ooff, space, mem_
 
 
 @jit(inline="always")
-def exec_mem(o, p, gn, lanes, act, regs, RS, sregs, NS, ty, sub, okind, oval, ooff, space, vec, mem_rec,
+def exec_mem(o, p, gn, lanes, act, regs, RS, sregs, NS, ty, sub, okind, oval, ooff, space, vec, amask, mem_rec,
              mv, amap, ctl, record_mem, tbase, mlog, nmev):
     """ld / st / atom / red for the group, element by element; one /mem entry per thread.
 
@@ -224,7 +225,7 @@ def exec_mem(o, p, gn, lanes, act, regs, RS, sregs, NS, ty, sub, okind, oval, oo
             continue
         rb = t * RS
         if okind[p, 0] == K_ADDR:
-            base = regs[rb + np.int64(oval[p, 0])] + np.uint64(ooff[p, 0])
+            base = (regs[rb + np.int64(oval[p, 0])] + np.uint64(ooff[p, 0])) & amask[p]
         else:
             base = oval[p, 0]
         for j in range(nv):

@@ -25,17 +25,16 @@ from . import codes
 from . import ctl as C
 from . import decode as D
 from . import machine as M
+from .device_memory import DeviceMemory
+from .errors import EmuError
+from .texture import Texture
 
-__all__ = ["launch", "Launch", "EmuError", "load_kernel", "Kernel"]
+__all__ = ["launch", "Launch", "EmuError", "load_kernel", "Kernel", "Texture"]
 
 DEFAULT_MAX_INSTS = 10**11
 BATCH_THREADS = 1 << 16  # threads per CTA batch: bounds event buffers and trace batches
 EV_SOFT_LIMIT = 1 << 24  # block events (8 bytes each) after which a batch is flushed early
 MAX_CTA_THREADS = 1024
-
-
-class EmuError(RuntimeError):
-    """A launch that cannot run or that faulted; ``str(err)`` is one sentence naming the cause."""
 
 
 @dataclass
@@ -161,6 +160,10 @@ def _check_args(func: Function, args) -> None:
             if not a.flags.writeable:
                 raise EmuError(f"{where}: the array must be writeable (results are copied back into it)")
             continue
+        if isinstance(a, Texture):
+            if p.count != 1 or p.elem_size != 8 or p.dtype.startswith("f"):
+                raise EmuError(f"{where} is not a 64-bit parameter, so it cannot take a texture object")
+            continue
         if isinstance(a, (bytes, bytearray)):
             if len(a) != p.size:
                 raise EmuError(f"{where} is {p.size} bytes but {len(a)} bytes were given")
@@ -174,12 +177,12 @@ def _check_args(func: Function, args) -> None:
                 raise EmuError(f"{where} needs a numpy scalar of dtype {' or '.join(ok)}, got {a.dtype.name}")
             continue
         raise EmuError(
-            f"{where}: got a {type(a).__name__}; pass a numpy array (device buffer) or a numpy scalar "
-            f"of the parameter's type (e.g. np.int32(5))"
+            f"{where}: got a {type(a).__name__}; pass a numpy array (device buffer), a Texture or a numpy "
+            f"scalar of the parameter's type (e.g. np.int32(5))"
         )
 
 
-def _fault_message(kern: Kernel, ctl: np.ndarray, grid: tuple, block: tuple) -> str:
+def _fault_message(kern: Kernel, ctl: np.ndarray, grid: tuple, block: tuple, memory: DeviceMemory) -> str:
     code = int(ctl[C.F_CODE])
     pc = int(ctl[C.F_PC])
     ins = kern.func.instructions[pc] if 0 <= pc < len(kern.func.instructions) else None
@@ -196,7 +199,8 @@ def _fault_message(kern: Kernel, ctl: np.ndarray, grid: tuple, block: tuple) -> 
     who = f"thread {tid(ctl[C.F_THREAD])} of CTA {cta3}"
     addr = int(ctl[C.F_ADDR]) & 0xFFFFFFFFFFFFFFFF
     if code == C.F_OOB:
-        return f"{where}: {who} accessed {int(ctl[C.F_AUX])} byte(s) at address {addr:#x}, outside every buffer of its state space{text}"
+        nbytes = int(ctl[C.F_AUX])
+        return f"{where}: {who} accessed {nbytes} byte(s) at address {addr:#x}, {_outside(kern, pc, addr, nbytes, memory)}{text}"
     if code == C.F_MISALIGNED:
         return f"{where}: {who} accessed {int(ctl[C.F_AUX])} byte(s) at misaligned address {addr:#x}{text}"
     if code == C.F_BARRIER:
@@ -217,77 +221,31 @@ def _fault_message(kern: Kernel, ctl: np.ndarray, grid: tuple, block: tuple) -> 
         )
     if code == C.F_BRX:
         return f"{where}: {who} used index {addr} into a brx.idx jump table of {int(ctl[C.F_AUX])} labels{text}"
+    if code == C.F_TEXTURE:
+        return (f"{where}: {who} used texture handle {addr:#x}, which is none of the launch's {int(ctl[C.F_AUX])} "
+                f"texture object(s) (an unbound .texref? bind it with symbols={{name: Texture(...)}}){text}")
     if code == C.F_CONST_WRITE:
         return f"{where}: {who} stored to constant memory at {addr:#x}{text}"
     return f"{where}: {who} faulted (code {code}){text}"
 
 
-class _Memory:
-    """The flat byte memory: [global arena | const | param | shared (one CTA) | local (one CTA)]."""
-
-    def __init__(self, kern: Kernel, args, T: int, shared_bytes: int):
-        lay = kern.program.layout
-        func = kern.func
-        buffers = []  # (address, size, init bytes or array)
-        top = codes.GLOBAL_BASE
-        for name, addr, size, init in lay.global_vars:
-            buffers.append((addr, size, init))
-            top = max(top, addr + size + 256)
-        arg_addr = {}
-        for k, a in enumerate(args):
-            if isinstance(a, np.ndarray):
-                top = (top + 255) // 256 * 256
-                arg_addr[k] = top
-                buffers.append((top, a.nbytes, a))
-                top += a.nbytes + 256  # a gap after every buffer: an overrun faults
-        garena = top - codes.GLOBAL_BASE
-        self.const_off = _round8(garena)
-        self.param_off = _round8(self.const_off + lay.const_size)
-        self.shared_off = _round8(self.param_off + lay.param_size)
-        shared_size = lay.shared_static + int(shared_bytes)
-        self.local_off = _round8(self.shared_off + shared_size)
-        self.local_size = lay.local_size
-        total = _round8(self.local_off + T * lay.local_size) + 8
-        self.mem = np.zeros(total, np.uint8)
-        mem = self.mem
-        self.gbuf_lo = np.array([b[0] for b in buffers], np.uint64)
-        self.gbuf_hi = np.array([b[0] + b[1] for b in buffers], np.uint64)
-        self.gbuf_off = np.array([b[0] - codes.GLOBAL_BASE for b in buffers], np.int64)
-        for addr, size, init in buffers:
-            o = addr - codes.GLOBAL_BASE
-            if isinstance(init, np.ndarray):
-                mem[o : o + size] = init.reshape(-1).view(np.uint8)
-            elif init:
-                mem[o : o + len(init[:size])] = np.frombuffer(init[:size], np.uint8)
-        mem[self.const_off : self.const_off + len(lay.const_init)] = np.frombuffer(lay.const_init, np.uint8)
-        # kernel parameters: pointers become buffer addresses, scalars their bytes
-        pbytes = bytearray(lay.param_size)
-        for k, (p, a) in enumerate(zip(func.params, args)):
-            _, off = lay.symbols[p.name]
-            if isinstance(a, np.ndarray):
-                raw = int(arg_addr[k]).to_bytes(8, "little")
-            elif isinstance(a, (bytes, bytearray)):
-                raw = bytes(a)
-            else:
-                raw = a.tobytes()
-            pbytes[off : off + len(raw)] = raw
-        mem[self.param_off : self.param_off + len(pbytes)] = np.frombuffer(bytes(pbytes), np.uint8)
-        self.rgn = np.array(
-            [self.const_off, lay.const_size, self.param_off, lay.param_size, self.shared_off, shared_size,
-             self.local_off, lay.local_size], np.int64,
-        )
-        self.arg_addr = arg_addr
-        self.shared_size = shared_size
-
-    def copy_back(self, args):
-        for k, addr in self.arg_addr.items():
-            a = args[k]
-            o = addr - codes.GLOBAL_BASE
-            a.reshape(-1).view(np.uint8)[:] = self.mem[o : o + a.nbytes]
+_SPACE_NAMES = {codes.S_SHARED: "shared", codes.S_LOCAL: "local", codes.S_CONST: "constant", codes.S_PARAM: "parameter"}
 
 
-def _round8(x: int) -> int:
-    return (int(x) + 7) // 8 * 8
+def _outside(kern: Kernel, pc: int, addr: int, nbytes: int, memory: DeviceMemory) -> str:
+    """Where an out-of-bounds access missed: the nearest global buffer, or the bounds of its space."""
+    space = int(kern.program.space[pc]) if 0 <= pc < kern.program.n_instrs else codes.S_GLOBAL
+    if space == codes.S_GENERIC:
+        window = addr >> codes.WINDOW_SHIFT
+        space = {0: codes.S_GLOBAL, 1: codes.S_SHARED, 2: codes.S_LOCAL, 3: codes.S_CONST, 4: codes.S_PARAM}.get(window)
+        if space is None:
+            return "a generic address in no state space"
+        addr -= codes.WINDOW.get(space, 0)
+    if space == codes.S_GLOBAL:
+        return f"outside every buffer; {memory.nearest_buffer(addr, nbytes)}"
+    size = int(memory.rgn[{codes.S_CONST: C.RG_CONST_N, codes.S_PARAM: C.RG_PARAM_N, codes.S_SHARED: C.RG_SHARED_N,
+                           codes.S_LOCAL: C.RG_LOCAL_N}[space]])
+    return f"outside the {size}-byte {_SPACE_NAMES[space]} memory (offset {addr:#x})"
 
 
 def launch(
@@ -305,20 +263,30 @@ def launch(
     batch_threads: int = BATCH_THREADS,
     attrs: Optional[dict] = None,
     ev_soft_limit: int = EV_SOFT_LIMIT,
+    symbols: Optional[dict] = None,
 ) -> Launch:
     """Emulate ``kernel`` of ``ptx`` on ``grid`` x ``block`` threads with ``args``.
 
     ``ptx``: a path, PTX text, a parsed :class:`Module` or a :class:`Kernel` from
     :func:`load_kernel`; ``kernel``: mangled name or unique substring. ``args`` follow the
     kernel's ``.param`` list: numpy arrays are device buffers (copied in, and their contents copied
-    back in place after the launch), numpy scalars are by-value parameters whose dtype must match
-    the parameter type. ``trace_path`` streams the trace to an HDF5 file CTA batch by CTA batch
+    back in place after the launch; arrays that share memory are one allocation, each argument a
+    pointer into it), :class:`Texture` objects are texture objects, numpy scalars are by-value
+    parameters whose dtype must match the parameter type. ``symbols`` maps names of the module's
+    ``__constant__``/``__device__`` variables to arrays written into them before the launch and
+    read back after (and ``.texref`` names to textures). ``trace_path`` streams the trace to an HDF5 file CTA batch by CTA batch
     (nothing is written unless the launch completes); otherwise, with ``trace=True``, the trace is
     built in memory. The trace records the address of every memory access (/mem: one entry per
     memory instruction on each thread's path, DESIGN §3); ``record_mem=False`` leaves /mem out.
     ``progress(done_threads, total_threads)`` is called after every batch.
     """
-    kern = ptx if isinstance(ptx, Kernel) else load_kernel(ptx, kernel)
+    if isinstance(ptx, Kernel):
+        kern = ptx
+        if kernel is not None and not (isinstance(kernel, str) and kernel in kern.name):
+            raise EmuError(f"launch was given the loaded kernel '{kern.name}' but kernel={kernel!r} names another; "
+                           f"pass kernel=None with a loaded kernel")
+    else:
+        kern = load_kernel(ptx, kernel)
     grid3 = _dim3("grid", grid)
     block3 = _dim3("block", block)
     T = block3[0] * block3[1] * block3[2]
@@ -333,7 +301,7 @@ def launch(
     n_ctas = grid3[0] * grid3[1] * grid3[2]
     n_threads = n_ctas * T
     prog = kern.program
-    memory = _Memory(kern, args, T, shared_bytes)
+    memory = DeviceMemory(kern, args, T, shared_bytes, symbols)
     RS = prog.n_regs + 1
     regs = np.zeros(T * RS, np.uint64)
     sregs = np.zeros(T * codes.N_SREGS, np.uint64)
@@ -353,7 +321,7 @@ def launch(
     mev_cap = max(1024, ctas_per_batch * T * 4) if record_mem else 1
     mev_t = np.empty(mev_cap, np.int32)
     mev_a = np.empty(mev_cap, np.uint64)
-    flat = kern.flat
+    flat = _launch_facts(kern, memory)
     pdt = path_dtype(len(flat["block_start"]) - 1)
     writer = None
     in_memory = trace and trace_path is None
@@ -373,10 +341,10 @@ def launch(
             while True:
                 status = M.run(
                     prog.op, prog.fast, prog.ty, prog.ty2, prog.md, prog.sub, prog.okind, prog.oval, prog.ooff, prog.space,
-                    prog.vec, prog.mem_rec, prog.gpred, prog.gneg, prog.target, prog.jt_ptr, prog.jt_idx,
-                    kern.is_leader, kern.block_of, kern.blk_mem, prog.n_regs,
+                    prog.vec, prog.amask, prog.mem_rec, prog.gpred, prog.gneg, prog.target, prog.jt_ptr,
+                    prog.jt_idx, kern.is_leader, kern.block_of, kern.blk_mem, prog.n_regs,
                     np.array(grid3, np.int64), np.array(block3, np.int64), int(shared_bytes),
-                    memory.mem, memory.gbuf_lo, memory.gbuf_hi, memory.gbuf_off, memory.rgn,
+                    memory.mem, memory.gbuf_lo, memory.gbuf_hi, memory.gbuf_off, memory.rgn, memory.texd,
                     regs, sregs, pc, st, lanes, act, vals, barv,
                     ctl, ev_t, ev_b, bool(record_mem), mev_t, mev_a,
                 )
@@ -389,7 +357,7 @@ def launch(
                     mev_t = _grow(mev_t, int(ctl[C.NMEV]))
                     mev_a = _grow(mev_a, int(ctl[C.NMEV]))
                 else:
-                    raise EmuError(_fault_message(kern, ctl, grid3, block3))
+                    raise EmuError(_fault_message(kern, ctl, grid3, block3, memory))
             last = int(ctl[C.CTA])  # == the batch end, or earlier after ST_FLUSH
             bt = (last - first) * T
             if writer is not None or in_memory:
@@ -417,12 +385,12 @@ def launch(
         if writer is not None:
             writer.abort()
         raise
-    memory.copy_back(args)
+    memory.copy_back()
     result = Launch(kern.name, grid3, block3, int(ctl[C.INSTS]), dict(memory.arg_addr))
     if writer is not None:
         result.trace_path = writer.close()
     elif in_memory:
-        result._trace = _build_trace(kern, grid3, block3, paths, ptrs, mems if record_mem else None, mptrs, attrs)
+        result._trace = _build_trace(kern, flat, grid3, block3, paths, ptrs, mems if record_mem else None, mptrs, attrs)
     return result
 
 
@@ -446,8 +414,18 @@ def _concat_csr(ptrs, values, dtype):
     return ptr, vals
 
 
-def _build_trace(kern: Kernel, grid, block, paths, ptrs, mems, mptrs, attrs) -> Trace:
-    flat = kern.flat
+def _launch_facts(kern: Kernel, memory: DeviceMemory) -> dict:
+    """The kernel's flat CFG/instruction arrays for this launch's trace: a texture fetch accesses one
+    texel, whose size depends on the textures passed (the widest of them)."""
+    is_tex = kern.program.op == codes.OP_TEX
+    if not is_tex.any() or not memory.texel_bytes:
+        return kern.flat
+    flat = dict(kern.flat)
+    flat["mem_bytes"] = np.where(is_tex, memory.texel_bytes, flat["mem_bytes"]).astype(np.uint8)
+    return flat
+
+
+def _build_trace(kern: Kernel, flat: dict, grid, block, paths, ptrs, mems, mptrs, attrs) -> Trace:
     pdt = path_dtype(len(flat["block_start"]) - 1)
     path_ptr, path = _concat_csr(ptrs, paths, pdt)
     tr = Trace(

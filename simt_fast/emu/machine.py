@@ -21,7 +21,8 @@ This module is the driver: CTA set-up, group selection, guard predicates and the
 instruction to its family (one module each, inlined into this loop at compile time, as MGPUSim
 splits its emulator by instruction format): :mod:`~simt_fast.emu.exec_control` (branches, exits,
 barriers), :mod:`~simt_fast.emu.exec_memory` (ld/st/atom/cvta), :mod:`~simt_fast.emu.exec_warp`
-(shfl/vote/activemask) and :mod:`~simt_fast.emu.exec_alu` (everything register-to-register).
+(shfl/vote/activemask), :mod:`~simt_fast.emu.exec_texture` (tex) and :mod:`~simt_fast.emu.exec_alu`
+(everything register-to-register).
 Every exit goes through :func:`simt_fast.emu.ctl.suspend`; a family that faults notes it with
 :func:`simt_fast.emu.ctl.fault` and the driver stops the run in one place.
 """
@@ -34,7 +35,7 @@ from .._jit import jit
 from .alu import M32, U0, U1
 from .codes import (
     K_ADDR, K_SREG, N_SREGS, OP_ACTIVEMASK, OP_ATOM, OP_BAR, OP_BRA, OP_BRX, OP_CVTA, OP_EXIT, OP_LD, OP_MEMHINT, OP_NOP,
-    OP_SHFL, OP_ST, OP_TRAP, OP_VOTE,
+    OP_SHFL, OP_ST, OP_TEX, OP_TRAP, OP_VOTE,
 )
 from .ctl import (
     BATCH_CTA0, CTA, CTA_END, DONE, EV_SOFT, F_CTA, F_LIMIT, F_NONE, INSTS, MAX_INSTS, NEV, NMEV, PHASE,
@@ -44,6 +45,7 @@ from .ctl import (
 from .exec_alu import exec_alu
 from .exec_control import exec_bar, exec_branch, exec_trap, release_barrier
 from .exec_memory import exec_cvta, exec_ldst_fast, exec_mem, exec_memhint
+from .exec_texture import exec_tex
 from .exec_warp import exec_warp
 
 
@@ -91,9 +93,9 @@ def init_sregs(sregs, T, cta, grid, block, dyn_smem, total_smem):
 # inlined into it receive a dozen arrays per instruction, whose atomic incref/decref pairs LLVM
 # cannot prune across the families' loops (they cost up to 2.7x on one-thread CTAs).
 @jit(_nrt=False)
-def run(op, fast, ty, ty2, md, sub, okind, oval, ooff, space, vec, mem_rec, gpred, gneg, target, jt_ptr, jt_idx,
-        is_leader, block_of, blk_mem, n_regs, grid, block, dyn_smem,
-        mem, gbuf_lo, gbuf_hi, gbuf_off, rgn,
+def run(op, fast, ty, ty2, md, sub, okind, oval, ooff, space, vec, amask, mem_rec, gpred, gneg, target, jt_ptr,
+        jt_idx, is_leader, block_of, blk_mem, n_regs, grid, block, dyn_smem,
+        mem, gbuf_lo, gbuf_hi, gbuf_off, rgn, texd,
         regs, sregs, pc, st, lanes, act, vals, barv,
         ctl, ev_t, ev_b, record_mem, mev_t, mev_a):
     # argument groups of the families (a call of more than 30 arguments becomes f(*args) in CPython's
@@ -189,11 +191,15 @@ def run(op, fast, ty, ty2, md, sub, okind, oval, ooff, space, vec, mem_rec, gpre
                             break
                         if (o == OP_LD or o == OP_ST) and act_all and vec[p] == 1 and okind[p, 0] == K_ADDR \
                                 and okind[p, 1] != K_SREG:
-                            f, nmev = exec_ldst_fast(o, p, gn, lanes, regs, RS, ty, okind, oval, ooff, space, mem_rec,
+                            f, nmev = exec_ldst_fast(o, p, gn, lanes, regs, RS, ty, okind, oval, ooff, space, amask, mem_rec,
                                                      mv, amap, ctl, record_mem, tbase, mlog, nmev)
                         elif o == OP_LD or o == OP_ST or o == OP_ATOM:
                             f, nmev = exec_mem(o, p, gn, lanes, act, regs, RS, sregs, NS, ty, sub, okind, oval, ooff,
-                                               space, vec, mem_rec, mv, amap, ctl, record_mem, tbase, mlog, nmev)
+                                               space, vec, amask, mem_rec, mv, amap, ctl, record_mem, tbase, mlog,
+                                               nmev)
+                        elif o == OP_TEX:
+                            f, nmev = exec_tex(p, gn, lanes, act, regs, RS, sregs, NS, ty, ty2, sub, okind, oval, vec,
+                                               texd, mv, amap, ctl, record_mem, tbase, mlog, nmev)
                         elif o == OP_MEMHINT:
                             if record_mem:
                                 nmev = exec_memhint(gn, lanes, tbase, mlog, nmev)

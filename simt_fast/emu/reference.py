@@ -18,13 +18,15 @@ from ..trace.model import NO_ACCESS, PARAM_TAG
 from . import codes as C
 from .alu import alu
 from .exec_memory import atom_apply
-from .host import EmuError, Kernel, _dim3, _Memory, _check_args
+from .device_memory import DeviceMemory
+from .errors import EmuError
+from .host import Kernel, _check_args, _dim3
 
 _MEM_CLASSES = (OpClass.MEM_GLOBAL, OpClass.MEM_SHARED, OpClass.MEM_LOCAL, OpClass.MEM_CONST)
 _WINDOWS = {1: C.S_SHARED, 2: C.S_LOCAL, 3: C.S_CONST, 4: C.S_PARAM}
 
 
-def _resolve(mem: _Memory, space: int, addr: int, size: int, t: int) -> tuple:
+def _resolve(mem: DeviceMemory, space: int, addr: int, size: int, t: int) -> tuple:
     """(byte offset of an access in the flat memory, its state space, its address in that space)."""
     if space == C.S_GENERIC:
         w = addr >> C.WINDOW_SHIFT
@@ -100,7 +102,7 @@ def run_reference(kern: Kernel, grid, block, args, shared_bytes: int = 0, max_in
     T = block3[0] * block3[1] * block3[2]
     prog = kern.program
     n = prog.n_instrs
-    mem = _Memory(kern, args, T, shared_bytes)
+    mem = DeviceMemory(kern, args, T, shared_bytes)
     buf = mem.mem
     block_of = kern.block_of.tolist()
     op_class = kern.flat["op_class"].tolist()
@@ -166,6 +168,8 @@ def run_reference(kern: Kernel, grid, block, args, shared_bytes: int = 0, max_in
                         stop = True
                     elif o in (C.OP_SHFL, C.OP_VOTE, C.OP_ACTIVEMASK):
                         raise EmuError("reference: warp-level instructions need the lock-step interpreter")
+                    elif o == C.OP_TEX:
+                        raise EmuError("reference: texture fetches are not modelled by the reference")
                     elif o == C.OP_TRAP:
                         if active:
                             raise EmuError("reference: trap")
@@ -250,5 +254,5 @@ def run_reference(kern: Kernel, grid, block, args, shared_bytes: int = 0, max_in
         paths.extend(cta_paths)
         if mem_out is not None:
             mem_out.extend(cta_mem)
-    mem.copy_back(args)
+    mem.copy_back()
     return paths, insts
