@@ -18,6 +18,7 @@ import numpy as np
 
 from . import codes
 from .errors import EmuError
+from .limits import gib, machine_bytes
 from .texture import Texture
 
 ALIGN = 256  # cudaMalloc's alignment, and the unmapped gap after every allocation
@@ -143,6 +144,9 @@ class DeviceMemory:
         self.local_off = _round8(self.shared_off + self.shared_size)
         self.local_size = lay.local_size
         total = _round8(self.local_off + T * lay.local_size) + 8
+        if total > machine_bytes() // 2:
+            raise EmuError(f"the launch needs {gib(total)} of device memory, more than half of this machine's "
+                           f"{gib(machine_bytes())}")
         self.mem = np.zeros(total, np.uint8)
         mem = self.mem
         for addr, data in writes:

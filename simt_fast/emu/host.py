@@ -27,6 +27,10 @@ from . import decode as D
 from . import machine as M
 from .device_memory import DeviceMemory
 from .errors import EmuError
+from .limits import (
+    MAX_BLOCK, MAX_CTA_THREADS, MAX_GRID, MAX_LOCAL_BYTES, MAX_SHARED_BYTES, default_log_bytes, dim3, gib,
+    machine_bytes,
+)
 from .texture import Texture
 
 __all__ = ["launch", "Launch", "EmuError", "load_kernel", "Kernel", "Texture"]
@@ -34,7 +38,6 @@ __all__ = ["launch", "Launch", "EmuError", "load_kernel", "Kernel", "Texture"]
 DEFAULT_MAX_INSTS = 10**11
 BATCH_THREADS = 1 << 16  # threads per CTA batch: bounds event buffers and trace batches
 EV_SOFT_LIMIT = 1 << 24  # block events (8 bytes each) after which a batch is flushed early
-MAX_CTA_THREADS = 1024
 
 
 @dataclass
@@ -113,21 +116,6 @@ def load_kernel(ptx, kernel=None) -> Kernel:
         blk_mem[b.id] = int(np.count_nonzero(program.mem_rec[b.start : b.end]))
     sha = hashlib.sha256(text.encode()).hexdigest() if text else ""
     return Kernel(module, inlined, flat, program, sha, is_leader, block_of, blk_mem)
-
-
-def _dim3(name: str, v) -> tuple:
-    if isinstance(v, (int, np.integer)):
-        t = (int(v),)
-    else:
-        try:
-            t = tuple(int(x) for x in v)
-        except TypeError:
-            raise EmuError(f"{name} must be an int or a tuple of 1-3 ints, got {v!r}") from None
-    if not 1 <= len(t) <= 3:
-        raise EmuError(f"{name} must have 1 to 3 dimensions, got {v!r}")
-    if any(x < 1 for x in t):
-        raise EmuError(f"every {name} dimension must be >= 1, got {v!r}")
-    return (t + (1, 1, 1))[:3]
 
 
 _SCALAR_DTYPES = {
@@ -209,7 +197,7 @@ def _fault_message(kern: Kernel, ctl: np.ndarray, grid: tuple, block: tuple, mem
             f"{addr} thread(s) of the CTA (e.g. thread {tid(ctl[C.F_AUX])}) exited without reaching it{text}"
         )
     if code == C.F_LIMIT:
-        return f"{where}: the launch exceeded max_insts={int(ctl[C.MAX_INSTS])} thread instructions (an endless loop?) in CTA {cta3}{text}"
+        return _limit_message(where, text, cta3, f"max_insts={int(ctl[C.MAX_INSTS])} thread instructions")
     if code == C.F_TRAP:
         return f"{where}: {who} executed trap{text}"
     if code == C.F_WARPSYNC:
@@ -227,6 +215,63 @@ def _fault_message(kern: Kernel, ctl: np.ndarray, grid: tuple, block: tuple, mem
     if code == C.F_CONST_WRITE:
         return f"{where}: {who} stored to constant memory at {addr:#x}{text}"
     return f"{where}: {who} faulted (code {code}){text}"
+
+
+def _limit_message(where: str, text: str, cta3: tuple, what: str) -> str:
+    """The one message of a launch stopped by a bound (an endless loop, most likely)."""
+    return f"{where}: the launch exceeded {what} (an endless loop?) in CTA {cta3}{text}"
+
+
+def _runaway_message(kern, ctl, grid3, block3, pc, st, limit: int, given) -> str:
+    """One CTA's logs outgrew the bound: where its threads are, in the words of the max_insts fault."""
+    running = np.flatnonzero(st != C.DONE)
+    p = int(pc[running[0]]) if len(running) else 0
+    ins = kern.func.instructions[p] if 0 <= p < len(kern.func.instructions) else None
+    where = f"{kern.func.path}:{ins.line}" if ins is not None else kern.func.path
+    text = f" (`{ins.text.strip()}`)" if ins is not None else ""
+    cta = int(ctl[C.CTA])
+    cta3 = (cta % grid3[0], (cta // grid3[0]) % grid3[1], cta // (grid3[0] * grid3[1]))
+    why = "" if given is not None else f", a quarter of this machine's {gib(machine_bytes())}"
+    return _limit_message(where, text, cta3, f"max_log_bytes={limit} ({gib(limit)}{why}) of block and memory "
+                                             f"events for one CTA")
+
+
+def _count(name: str, v) -> int:
+    """A non-negative integer option (never a bool, a float or a string)."""
+    if isinstance(v, bool) or not hasattr(v, "__index__") or int(v.__index__()) < 0:
+        raise EmuError(f"{name} must be a non-negative integer, got {v!r}")
+    return int(v.__index__())
+
+
+def _launch_size(grid, block) -> tuple:
+    grid3 = dim3("grid", grid, MAX_GRID)
+    block3 = dim3("block", block, MAX_BLOCK)
+    T = block3[0] * block3[1] * block3[2]
+    if T > MAX_CTA_THREADS:
+        raise EmuError(f"block {block3} has {T} threads; a CTA has at most {MAX_CTA_THREADS}")
+    return grid3, block3
+
+
+def _check_sizes(kern: Kernel, grid3, block3, shared_bytes: int, max_insts: int, in_memory: bool) -> None:
+    """What the launch would need, against CUDA's limits and this machine, before anything is allocated."""
+    lay = kern.program.layout
+    T = block3[0] * block3[1] * block3[2]
+    n_threads = grid3[0] * grid3[1] * grid3[2] * T
+    if lay.shared_static + shared_bytes > MAX_SHARED_BYTES:
+        raise EmuError(f"shared_bytes={shared_bytes} plus the kernel's {lay.shared_static} static bytes is more "
+                       f"shared memory than a CUDA block can have ({MAX_SHARED_BYTES} bytes)")
+    if lay.local_size > MAX_LOCAL_BYTES:
+        raise EmuError(f"the kernel needs {lay.local_size} bytes of local memory per thread; CUDA allows {MAX_LOCAL_BYTES}")
+    entry = int(kern.flat["block_start"][1] - kern.flat["block_start"][0])
+    if entry and n_threads * entry > max_insts:
+        raise EmuError(f"grid {grid3} x block {block3} runs {n_threads} threads, each executing at least the "
+                       f"{entry} instruction(s) of the entry block: more than max_insts={max_insts} thread "
+                       f"instructions (raise max_insts to run it)")
+    if in_memory:
+        least = n_threads * (8 + 2 * path_dtype(len(kern.flat["block_start"]) - 1).itemsize)
+        if least > machine_bytes() // 2:
+            raise EmuError(f"an in-memory trace of {n_threads} threads needs at least {gib(least)}, more than half "
+                           f"of this machine's {gib(machine_bytes())}; stream it with trace_path= or pass trace=False")
 
 
 _SPACE_NAMES = {codes.S_SHARED: "shared", codes.S_LOCAL: "local", codes.S_CONST: "constant", codes.S_PARAM: "parameter"}
@@ -264,6 +309,7 @@ def launch(
     attrs: Optional[dict] = None,
     ev_soft_limit: int = EV_SOFT_LIMIT,
     symbols: Optional[dict] = None,
+    max_log_bytes: Optional[int] = None,
 ) -> Launch:
     """Emulate ``kernel`` of ``ptx`` on ``grid`` x ``block`` threads with ``args``.
 
@@ -279,6 +325,11 @@ def launch(
     built in memory. The trace records the address of every memory access (/mem: one entry per
     memory instruction on each thread's path, DESIGN §3); ``record_mem=False`` leaves /mem out.
     ``progress(done_threads, total_threads)`` is called after every batch.
+
+    Sizes are checked before anything is allocated: CUDA's limits (grid, block, shared and local
+    memory) and this machine's memory. A running launch stops with a fault after ``max_insts``
+    thread instructions, or when one CTA's logs outgrow ``max_log_bytes`` (default: a quarter of
+    the machine's memory), whichever comes first -- an endless loop never exhausts memory.
     """
     if isinstance(ptx, Kernel):
         kern = ptx
@@ -287,19 +338,15 @@ def launch(
                            f"pass kernel=None with a loaded kernel")
     else:
         kern = load_kernel(ptx, kernel)
-    grid3 = _dim3("grid", grid)
-    block3 = _dim3("block", block)
+    grid3, block3 = _launch_size(grid, block)
     T = block3[0] * block3[1] * block3[2]
-    if T > MAX_CTA_THREADS:
-        raise EmuError(f"block {block3} has {T} threads; a CTA has at most {MAX_CTA_THREADS}")
     args = list(args)
     _check_args(kern.func, args)
-    if int(shared_bytes) < 0:
-        raise EmuError(f"shared_bytes must be >= 0, got {shared_bytes}")
-    if shared_bytes and not kern.program.layout.dynamic_shared:
-        pass  # allowed (CUDA accepts unused dynamic shared memory)
     n_ctas = grid3[0] * grid3[1] * grid3[2]
     n_threads = n_ctas * T
+    max_insts = DEFAULT_MAX_INSTS if max_insts is None else _count("max_insts", max_insts)
+    log_limit = default_log_bytes() if max_log_bytes is None else _count("max_log_bytes", max_log_bytes)
+    _check_sizes(kern, grid3, block3, _count("shared_bytes", shared_bytes), max_insts, trace and trace_path is None)
     prog = kern.program
     memory = DeviceMemory(kern, args, T, shared_bytes, symbols)
     RS = prog.n_regs + 1
@@ -312,7 +359,7 @@ def launch(
     vals = np.zeros(32, np.uint64)
     barv = np.zeros(T, np.uint8)
     ctl = np.zeros(C.CTL_SIZE, np.int64)
-    ctl[C.MAX_INSTS] = DEFAULT_MAX_INSTS if max_insts is None else int(max_insts)
+    ctl[C.MAX_INSTS] = max_insts
     ctl[C.EV_SOFT] = int(ev_soft_limit)
     ctas_per_batch = max(1, int(batch_threads) // T)
     ev_cap = max(1024, ctas_per_batch * T * 8)
@@ -326,6 +373,7 @@ def launch(
     writer = None
     in_memory = trace and trace_path is None
     paths, ptrs, mems, mptrs = [], [], [], []
+    held = 0  # bytes of the in-memory trace so far
     if trace_path is not None:
         writer = TraceWriter(
             trace_path, kernel=kern.name, grid=grid3, block=block3, cfg=flat,
@@ -350,12 +398,17 @@ def launch(
                 )
                 if status == C.ST_DONE or status == C.ST_FLUSH:
                     break
-                if status == C.ST_EV_FULL:
-                    ev_t = _grow(ev_t, int(ctl[C.NEV]))
-                    ev_b = _grow(ev_b, int(ctl[C.NEV]))
-                elif status == C.ST_MEV_FULL:
-                    mev_t = _grow(mev_t, int(ctl[C.NMEV]))
-                    mev_a = _grow(mev_a, int(ctl[C.NMEV]))
+                if status == C.ST_EV_FULL or status == C.ST_MEV_FULL:
+                    grow_ev = status == C.ST_EV_FULL
+                    logs = (2 if grow_ev else 1) * 8 * len(ev_t) + (1 if grow_ev else 2) * 12 * len(mev_t)
+                    if logs > log_limit:
+                        raise EmuError(_runaway_message(kern, ctl, grid3, block3, pc, st, log_limit, max_log_bytes))
+                    if grow_ev:
+                        ev_t = _grow(ev_t, int(ctl[C.NEV]))
+                        ev_b = _grow(ev_b, int(ctl[C.NEV]))
+                    else:
+                        mev_t = _grow(mev_t, int(ctl[C.NMEV]))
+                        mev_a = _grow(mev_a, int(ctl[C.NMEV]))
                 else:
                     raise EmuError(_fault_message(kern, ctl, grid3, block3, memory))
             last = int(ctl[C.CTA])  # == the batch end, or earlier after ST_FLUSH
@@ -375,9 +428,14 @@ def launch(
                 else:
                     paths.append(path)
                     ptrs.append(ptr)
+                    held += path.nbytes + ptr.nbytes
                     if record_mem:
                         mems.append(maddr)
                         mptrs.append(mptr)
+                        held += maddr.nbytes + mptr.nbytes
+                    if held > machine_bytes() // 2:
+                        raise EmuError(f"the in-memory trace outgrew half of this machine's memory ({gib(held)}) "
+                                       f"after {last * T} of {n_threads} threads; stream it to a file with trace_path=")
             if progress is not None:
                 progress(last * T, n_threads)
             first = last

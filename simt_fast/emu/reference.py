@@ -20,7 +20,7 @@ from .alu import alu
 from .exec_memory import atom_apply
 from .device_memory import DeviceMemory
 from .errors import EmuError
-from .host import Kernel, _check_args, _dim3
+from .host import Kernel, _check_args, _launch_size
 
 _MEM_CLASSES = (OpClass.MEM_GLOBAL, OpClass.MEM_SHARED, OpClass.MEM_LOCAL, OpClass.MEM_CONST)
 _WINDOWS = {1: C.S_SHARED, 2: C.S_LOCAL, 3: C.S_CONST, 4: C.S_PARAM}
@@ -96,7 +96,7 @@ def run_reference(kern: Kernel, grid, block, args, shared_bytes: int = 0, max_in
     Array arguments are updated in place, as with :func:`simt_fast.emu.launch`. ``mem_out``, a
     list, receives each thread's /mem entries (a list of ints per thread, DESIGN §3).
     """
-    grid3, block3 = _dim3("grid", grid), _dim3("block", block)
+    grid3, block3 = _launch_size(grid, block)
     args = list(args)
     _check_args(kern.func, args)
     T = block3[0] * block3[1] * block3[2]
