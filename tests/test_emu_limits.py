@@ -5,6 +5,7 @@ inputs are one sentence with exit 2, and SIGTERM during a streamed trace is hand
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -128,8 +129,6 @@ def test_cli_inputs_are_one_sentence_exit_2(tmp_path, extra, pattern):
     assert res.exit_code == 2, res.output
     lines = [line for line in res.output.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith("error: ") and "Traceback" not in res.output
-    import re
-
     assert re.search(pattern, lines[0]), lines[0]
     res = CliRunner().invoke(app, ["trace", str(ptx), "--grid", "4294967296,65536,65536", "--block", "64",
                                    "--arg", "buf:uint32:64", "--arg", "uint32:1"])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 from typing import List, Optional
 
@@ -19,8 +20,6 @@ def _progress_launch(description: str, out: Path, run):
 
     SIGINT and SIGTERM stop it the same way: the launch drops its temporary trace file, the target
     is left as it was, one line says so, and the exit status is 128 + the signal number."""
-    import signal
-
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
     def on_term(signum, frame):

@@ -102,7 +102,7 @@ def register(app: typer.Typer) -> None:
         loop_prob: float = typer.Option(0.15, "--loop-prob"),
         exit_prob: float = typer.Option(0.06, "--exit-prob"),
         max_path_len: int = typer.Option(256, "--max-path-len"),
-        mem: bool = typer.Option(False, "--mem", help="Also record global/shared memory addresses (/mem)."),
+        mem: bool = typer.Option(False, "--mem", help="Also write /mem (the address of every memory instruction executed) and mem_bytes/mem_kind."),
         structured: bool = typer.Option(False, "--structured", help="Structured regions only (no unstructured edges)."),
     ):
         """Write a random valid trace (random CFG with loops/early exits, warp-correlated paths)."""
