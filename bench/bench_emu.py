@@ -3,12 +3,19 @@
     /work/venv/bin/python bench/bench_emu.py            # 4 default-size workloads + JIT speedup + 1M-thread memory
     /work/venv/bin/python bench/bench_emu.py --all      # every workload at default size
     /work/venv/bin/python bench/bench_emu.py --quick    # tiny sizes only
+    /work/venv/bin/python bench/bench_emu.py --baseline main [--reps 3] [--size tiny] [names...]
+                                                        # paired A/B against another git revision
 
 Reports, per workload: dynamic thread instructions, wall and CPU (process) time, and millions of
 thread instructions per CPU-second (one core: the interpreter is single-threaded); outputs are
 checked against the numpy reference in the same run. Then the speedup of the numba interpreter
 over the same code run as plain Python (NUMBA_DISABLE_JIT=1, in a subprocess) on one tiny launch,
 and the peak resident memory of a one-million-thread launch streamed to a trace file.
+
+``--baseline REV`` compares this checkout with git revision REV in one process: REV's package is
+extracted (``git archive``) into a temporary directory as ``simt_fast_base`` and both emulators
+run the same workload launches alternately (REV with addresses off, this checkout with addresses
+off and on); per side the best of ``--reps`` CPU times is kept and the ratios are printed.
 """
 
 from __future__ import annotations
@@ -149,13 +156,88 @@ def bench_million(ptx_file):
           f"cpu {m['cpu']:.1f} s, {m['insts'] / m['cpu'] / 1e6:.1f} M inst/cpu-s, trace file {m['trace_bytes'] / 1e6:.1f} MB")
 
 
+def _import_baseline(rev: str):
+    """REV's ``simt_fast`` package, importable as ``simt_fast_base``.
+
+    Extracted once per commit under the user cache directory and reused, so numba's cache (keyed on
+    the source files' paths and times) keeps REV's compiled emulator between runs."""
+    import importlib
+    import io
+    import tarfile
+
+    sha = subprocess.run(["git", "-C", str(ROOT), "rev-parse", rev], capture_output=True, text=True, check=True).stdout.strip()
+    xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    where = os.path.join(xdg, "simt-fast", "bench-baseline", sha[:12])
+    if not os.path.isdir(os.path.join(where, "simt_fast_base")):
+        blob = subprocess.run(["git", "-C", str(ROOT), "archive", sha, "simt_fast"], capture_output=True, check=True).stdout
+        tmp = tempfile.mkdtemp(dir=os.path.dirname(where) if os.path.isdir(os.path.dirname(where)) else None)
+        with tarfile.open(fileobj=io.BytesIO(blob)) as tar:
+            tar.extractall(tmp)
+        os.makedirs(where, exist_ok=True)
+        os.rename(os.path.join(tmp, "simt_fast"), os.path.join(where, "simt_fast_base"))
+        os.rmdir(tmp)
+    sys.path.insert(0, where)
+    return importlib.import_module("simt_fast_base.emu")
+
+
+def bench_baseline(rev: str, names, size: str, reps: int):
+    from simt_fast import workloads
+    from simt_fast.emu import launch, load_kernel
+
+    base = _import_baseline(rev)
+    sides = {
+        f"{rev} (no /mem)": (base.load_kernel, base.launch, {}),
+        "this (no /mem)": (load_kernel, launch, {"record_mem": False}),
+        "this (/mem)": (load_kernel, launch, {}),
+    }
+    best = {(n, s): float("inf") for n in names for s in sides}
+    insts = {}
+    for name in names:
+        wl = workloads.get(name)
+        kerns = {s: f[0](wl.ptx_path, wl.kernel) for s, f in sides.items()}
+        for s, (_, run, kw) in sides.items():  # warm-up: load each side's cached machine code
+            spec = wl.launch_spec("tiny")
+            run(kerns[s], None, spec.grid, spec.block, spec.args, spec.shared_bytes, trace=True, **kw)
+        for _ in range(reps):
+            for s, (_, run, kw) in sides.items():
+                spec = wl.launch_spec(size)
+                c0 = time.process_time()
+                r = run(kerns[s], None, spec.grid, spec.block, spec.args, spec.shared_bytes, trace=True, **kw)
+                best[name, s] = min(best[name, s], time.process_time() - c0)
+                wl.check(spec)
+                insts[name] = r.thread_insts
+    cols = list(sides)
+    print(f"paired A/B, {size} size, best of {reps} CPU times per side, M thread insts per CPU-second "
+          f"(ratio = this / {rev}):")
+    print(f"{'workload':<14} " + " ".join(f"{c:>18}" for c in cols) + f" {'ratio no-mem':>13} {'ratio /mem':>11}")
+    tot = {s: 0.0 for s in cols}
+    for name in names:
+        rate = [insts[name] / best[name, s] / 1e6 for s in cols]
+        for s in cols:
+            tot[s] += best[name, s]
+        print(f"{name:<14} " + " ".join(f"{v:>18.1f}" for v in rate) +
+              f" {rate[1] / rate[0]:>13.3f} {rate[2] / rate[0]:>11.3f}")
+    all_insts = sum(insts.values())
+    rate = [all_insts / tot[s] / 1e6 for s in cols]
+    print(f"{'all':<14} " + " ".join(f"{v:>18.1f}" for v in rate) +
+          f" {rate[1] / rate[0]:>13.3f} {rate[2] / rate[0]:>11.3f}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--all", action="store_true", help="every workload at default size")
     ap.add_argument("--quick", action="store_true", help="tiny sizes only, skip the 1M-thread launch")
     ap.add_argument("--million-only", action="store_true", help="only the JIT speedup and the 1M-thread memory measurement")
+    ap.add_argument("--baseline", metavar="REV", help="paired A/B against git revision REV (e.g. main)")
+    ap.add_argument("--reps", type=int, default=3, help="repetitions per side with --baseline")
+    ap.add_argument("--size", default="default", help="workload size with --baseline (tiny or default)")
+    ap.add_argument("names", nargs="*", help="workloads with --baseline (default: every workload)")
     a = ap.parse_args()
     from simt_fast import workloads
+
+    if a.baseline:
+        bench_baseline(a.baseline, a.names or workloads.names(), a.size, a.reps)
+        return
 
     names = workloads.names() if (a.all or a.quick) else ["bfs", "blackscholes", "shortcircuit", "storegpu"]
     if not a.million_only:

@@ -126,7 +126,7 @@ def ipdom_warp_insts_lower_bound(tr, w):
 def test_workload_with_analysis_syncwarp():
     from simt_fast.emu import launch
     from simt_fast.ir.convergence import analyze_convergence
-    from simt_fast.emu.launch import load_kernel
+    from simt_fast.emu import load_kernel
     from simt_fast.workloads import get
 
     wl = get("shortcircuit")

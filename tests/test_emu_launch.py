@@ -16,6 +16,7 @@ from simt_fast.emu import EmuError, launch, load_kernel
 from simt_fast.ir import PTXError, parse_ptx
 from simt_fast.ir.inline import inline_calls
 from simt_fast.trace import Trace, validate
+from simt_fast.trace.model import PARAM_TAG
 
 HEAD = ".version 7.0\n.target sm_75\n.address_size 64\n"
 
@@ -60,16 +61,16 @@ def test_divergent_branch_outputs_and_hand_worked_paths():
 
 def test_streamed_trace_equals_in_memory_trace_across_batch_sizes(tmp_path):
     out = np.zeros(96, np.uint32)
-    mem = launch(DIVERGE, "diverge", 3, 32, [out], record_mem=True).trace
+    mem = launch(DIVERGE, "diverge", 3, 32, [out]).trace
     path = tmp_path / "t.h5"
-    run = launch(DIVERGE, "diverge", 3, 32, [out], trace_path=path, record_mem=True, batch_threads=32)
+    run = launch(DIVERGE, "diverge", 3, 32, [out], trace_path=path, batch_threads=32)
     disk = Trace.load(path)
     assert run.trace_path == path and np.array_equal(disk.path, mem.path) and np.array_equal(disk.path_ptr, mem.path_ptr)
     assert np.array_equal(disk.mem_addr, mem.mem_addr) and np.array_equal(disk.mem_ptr, mem.mem_ptr)
-    # one global store per thread, at out + 4*tid.x
-    base = int(mem.mem_addr[0])
-    assert np.array_equal(mem.mem_addr - base, 4 * (np.arange(96, dtype=np.uint64) % 32))
-    assert np.array_equal(np.diff(mem.mem_ptr), np.ones(96))
+    # per thread: ld.param of `out` (offset 0 of the parameter buffer) and the global store at out + 4*tid.x
+    assert np.array_equal(np.diff(mem.mem_ptr), np.full(96, 2))
+    assert np.all(mem.mem_addr[0::2] == PARAM_TAG)
+    assert np.array_equal(mem.mem_addr[1::2], run.device_ptrs[0] + 4 * (np.arange(96, dtype=np.uint64) % 32))
 
 
 OOB = HEAD + """
@@ -146,8 +147,11 @@ def test_argument_errors_are_one_sentence_before_running():
 
 
 def test_unsupported_opcode_is_rejected_at_load_naming_opcode_and_line():
+    src = HEAD + ".visible .entry t(.param .u64 o)\n{\n .reg .b32 %r<3>;\n txq.width.b32 %r1, [o];\n ret;\n}\n"
+    with pytest.raises(PTXError, match=r":7:.*'txq.width.b32' is not supported"):
+        load_kernel(src)
     src = HEAD + ".visible .entry t(.param .u64 o)\n{\n .reg .b32 %r<3>;\n tex.1d.v4.s32.s32 {%r1, %r1, %r1, %r1}, [o, {%r2}];\n ret;\n}\n"
-    with pytest.raises(PTXError, match=r":7:.*'tex.1d.v4.s32.s32' is not supported"):
+    with pytest.raises(PTXError, match=r":7:.*'o' is not a \.texref variable"):
         load_kernel(src)
 
 

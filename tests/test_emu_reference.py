@@ -1,5 +1,6 @@
 """Differential tests: the numba lock-step interpreter vs the plain-Python thread-at-a-time reference
-(simt_fast/emu/reference.py) -- same block paths, instruction counts and memory for race-free kernels."""
+(simt_fast/emu/reference.py) -- same block paths, /mem entries, instruction counts and memory for
+race-free kernels."""
 
 from __future__ import annotations
 
@@ -18,12 +19,14 @@ from test_emu_launch import CALLS, DIVERGE, SHARED
 def _compare(kern, grid, block, make_args, shared=0):
     a1, a2 = make_args(), make_args()
     run = launch(kern, None, grid, block, a1, shared)
-    paths, insts = run_reference(kern, grid, block, a2, shared)
+    mem = []
+    paths, insts = run_reference(kern, grid, block, a2, shared, mem_out=mem)
     tr = run.trace
     assert insts == run.thread_insts
     assert len(paths) == tr.n_threads
     for t, p in enumerate(paths):
         assert list(tr.thread_path(t)) == p, f"thread {t}"
+        assert tr.mem_addr[tr.mem_ptr[t]:tr.mem_ptr[t + 1]].tolist() == mem[t], f"thread {t} /mem"
     for x, y in zip(a1, a2):
         if isinstance(x, np.ndarray):
             assert np.array_equal(x, y)

@@ -98,6 +98,7 @@ def test_synth_writes_a_valid_trace(tmp_path):
     assert run("validate", p).exit_code == 0 and Trace.load(p).mem_ptr is None
     assert run("synth", p, "--blocks", 12, "--threads", 64, "--mem", "--structured").exit_code == 0
     assert int(np.sum(Trace.load(p).succ_idx == 11)) == 1  # structured: a single return
-    assert Trace.load(p).mem_ptr is not None and "memory addresses   yes" in run("trace-info", p).output
+    info = run("trace-info", p).output
+    assert Trace.load(p).mem_ptr is not None and "memory addresses" in info and "(per-instruction/1)" in info
     r = run("synth", p, "--threads", 50, "--cta", 32)
     assert r.exit_code == 2 and "not a multiple" in r.output

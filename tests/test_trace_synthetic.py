@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from simt_fast.ir import graph
 from simt_fast.ir.model import OpClass
 from simt_fast.trace import synthetic, validate
+from simt_fast.trace.model import MEM_ATOMIC, MEM_FORMAT, MEM_LOAD, MEM_STORE, NO_ACCESS
 from simt_fast.trace.synthetic import (
     _distance_to_exit,
     _splitmix,
@@ -233,39 +234,65 @@ def test_walk_golden_chain_with_loop():
 def test_memory_addresses_follow_the_paths(tmp_path):
     t = synthetic(24, 128, 4, block=(64, 1, 1), with_mem=True, loop_prob=0.3)
     validate(t)
-    is_mem = (t.op_class == OpClass.MEM_GLOBAL) | (t.op_class == OpClass.MEM_SHARED)
-    mem_per_block = np.add.reduceat(is_mem.astype(np.int64), t.block_start[:-1].clip(max=len(is_mem) - 1))
-    mem_per_block[np.diff(t.block_start) == 0] = 0
-    for th in range(t.n_threads):  # one address per executed global/shared instruction
+    assert t.mem_format == MEM_FORMAT
+    is_mem = np.isin(t.op_class, [OpClass.MEM_GLOBAL, OpClass.MEM_SHARED, OpClass.MEM_LOCAL, OpClass.MEM_CONST])
+    mem_per_block = np.array([is_mem[t.block_start[b]:t.block_start[b + 1]].sum() for b in range(t.n_blocks)])
+    for th in range(t.n_threads):  # one entry per executed memory instruction of any space
         assert t.mem_ptr[th + 1] - t.mem_ptr[th] == mem_per_block[t.thread_path(th).astype(np.int64)].sum()
-    assert (t.mem_addr % 4 == 0).all()
-    shared_instrs = np.flatnonzero(t.op_class == OpClass.MEM_SHARED)
-    assert len(shared_instrs)
+    assert set(np.unique(t.op_class[is_mem])) >= {OpClass.MEM_GLOBAL, OpClass.MEM_SHARED, OpClass.MEM_CONST}
+    # facts per instruction: widths 4/8/16 on memory instructions only, kinds from the instruction's form
+    assert set(np.unique(t.mem_bytes[is_mem])) <= {4, 8, 16} and not t.mem_bytes[~is_mem].any()
+    assert set(np.unique(t.mem_kind[is_mem])) <= {MEM_LOAD, MEM_STORE, MEM_ATOMIC}
+    # every entry is NO_ACCESS (a guarded instruction whose guard is false) or aligned to its width
+    instr = _entry_instructions(t)
+    live = t.mem_addr != NO_ACCESS
+    assert (~live).any() and live.any()
+    assert np.all(t.mem_addr[live] % t.mem_bytes[instr[live]] == 0)
+    assert np.all(np.char.startswith(np.array(t.text)[instr[~live]], "@%p"))  # only guarded ones skip
     t.save(tmp_path / "m.h5")
     from simt_fast.trace import Trace
 
     u = Trace.load(tmp_path / "m.h5")
-    assert np.array_equal(u.mem_addr, t.mem_addr) and u.digest() == t.digest()
+    assert np.array_equal(u.mem_addr, t.mem_addr) and u.digest() == t.digest() and u.mem_format == MEM_FORMAT
+
+
+def _entry_instructions(t) -> np.ndarray:
+    """The instruction of every /mem entry (entries follow each thread's path in order)."""
+    is_mem = np.isin(t.op_class, [OpClass.MEM_GLOBAL, OpClass.MEM_SHARED, OpClass.MEM_LOCAL, OpClass.MEM_CONST])
+    out = []
+    for th in range(t.n_threads):
+        for b in t.thread_path(th):
+            out.extend(np.flatnonzero(is_mem[t.block_start[b]:t.block_start[b + 1]]) + t.block_start[b])
+    return np.array(out, np.int64)
 
 
 def test_memory_patterns_golden():
-    # One block with a coalesced global load (instruction 0) walked by 8 threads: thread t reads word t.
+    # One block with a coalesced 4-byte global load (instruction 0) walked by 8 threads: thread t reads word t.
     from simt_fast.trace.synthetic import COALESCED, _Draws, _memory_addresses
 
-    class FixedDraws(_Draws):  # pattern draw -> COALESCED, stride draw -> irrelevant
+    class FixedDraws(_Draws):  # pattern and width draws -> COALESCED, 4 bytes; no guard, no atomic
         def weighted(self, cum):
             return COALESCED
 
+        def random(self):
+            return 0.99
+
     op = np.array([OpClass.MEM_GLOBAL, OpClass.EXIT], np.uint8)
+    dst = np.array([3, -1], np.int16)
+    src = np.array([[1, -1, -1], [-1, -1, -1]], np.int16)
     block_start = np.array([0, 2, 2])
     path_ptr = np.arange(0, 17, 2)
     path = np.tile([0, 1], 8)
-    mem = _memory_addresses(op, block_start, path_ptr, path, 4, FixedDraws(np.random.default_rng(0)), 0)
+    mem = _memory_addresses(op, dst, src, ["ld", "ret"], block_start, path_ptr, path, 4, 32,
+                            FixedDraws(np.random.default_rng(0)), 0)
     assert list(mem["mem_ptr"]) == list(range(9))
     assert list(mem["mem_addr"]) == [(1 << 32) + 4 * t for t in range(8)]
+    assert list(mem["mem_bytes"]) == [4, 0] and list(mem["mem_kind"]) == [MEM_LOAD, 0]
+    assert mem["text"][0] == "ld.global.u32 %r3, [%r1];"
     # A self loop run 3 times by each of 2 threads: iteration k of thread t reads word t + 2k (next tile).
     path_ptr = np.array([0, 4, 8])
     path = np.array([0, 0, 0, 1, 0, 0, 0, 1])
-    mem = _memory_addresses(op, block_start, path_ptr, path, 2, FixedDraws(np.random.default_rng(0)), 0)
+    mem = _memory_addresses(op, dst, src, ["ld", "ret"], block_start, path_ptr, path, 2, 32,
+                            FixedDraws(np.random.default_rng(0)), 0)
     assert list(mem["mem_ptr"]) == [0, 3, 6]
     assert [int(a) - (1 << 32) for a in mem["mem_addr"]] == [0, 8, 16, 4, 12, 20]

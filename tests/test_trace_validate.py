@@ -357,3 +357,61 @@ def test_docs_foreign_writer_snippet_validates(tmp_path, monkeypatch):
     t = Trace.load(tmp_path / "mine.h5")
     validate(tmp_path / "mine.h5")
     assert (t.n_threads, t.n_blocks, t.n_instrs) == (2, 5, 5) and "digest" not in t.attrs
+
+
+# ---- /mem per instruction (DESIGN §3) and the per-instruction memory facts ----------------------
+
+from simt_fast.trace.model import MEM_FORMAT, NO_ACCESS  # noqa: E402
+from simt_fast.trace.validate import notes  # noqa: E402
+
+# tiny_trace: threads 0 and 2 run block 1 (the ld.global, instruction 2), threads 1 and 3 do not
+MEM_FACTS = dict(mem_bytes=np.array([0, 0, 4, 0, 0], np.uint8), mem_kind=np.array([0, 0, 1, 0, 0], np.uint8))
+
+
+def _with_mem(**kw):
+    args = dict(mem_ptr=np.array([0, 1, 1, 2, 2], np.int64), mem_addr=np.array([1 << 40, NO_ACCESS], np.uint64),
+                mem_format=MEM_FORMAT, **MEM_FACTS)
+    args.update(kw)
+    return tiny_trace(**args)
+
+
+def test_per_instruction_mem_is_valid_and_round_trips(tmp_path):
+    validate(_with_mem())
+    assert notes(_with_mem()) == []
+    _with_mem().save(tmp_path / "m.h5")
+    validate(tmp_path / "m.h5")
+    assert Trace.load(tmp_path / "m.h5").has_mem
+
+
+def test_mem_entries_must_match_the_memory_instructions_on_the_path():
+    reject(_with_mem(mem_ptr=np.array([0, 1, 2, 3, 3], np.int64), mem_addr=np.zeros(3, np.uint64)),
+           r"thread 1 \(CTA 0, thread 1\) has 1 /mem entries but its path holds 0 memory instructions")
+    reject(_with_mem(mem_ptr=np.array([0, 0, 0, 1, 1], np.int64), mem_addr=np.zeros(1, np.uint64)),
+           r"thread 0 \(CTA 0, thread 0\) has 0 /mem entries but its path holds 1 memory instructions")
+
+
+def test_unknown_mem_format_is_refused():
+    reject(_with_mem(mem_format="per-warp/9"), r"'/mem' has format 'per-warp/9'; this simt-fast reads 'per-instruction/1'")
+
+
+def test_untagged_mem_is_the_older_layout_with_a_note():
+    old = tiny_trace(mem_ptr=np.array([0, 1, 1, 1, 1], np.int64), mem_addr=np.array([64], np.uint64))
+    validate(old)  # any count per thread: it cannot be aligned with instructions
+    assert [n for n in notes(old) if "older global/shared-only layout" in n]
+    assert [n for n in notes(_with_mem(mem_bytes=None, mem_kind=None)) if "taken as 4-byte loads" in n]
+    assert notes(tiny_trace()) == []
+
+
+@pytest.mark.parametrize(
+    "change, pattern",
+    [
+        (dict(mem_bytes=np.zeros(4, np.uint8)), r"'mem_bytes' has 4 entries but block_start covers 5 instructions"),
+        (dict(mem_kind=np.array([0, 0, 7, 0, 0], np.uint8)), r"instruction 2 has mem_kind 7, not one of 0\.\.3"),
+        (dict(mem_bytes=np.array([0, 0, 4, 4, 0], np.uint8), mem_kind=np.array([0, 0, 1, 2, 0], np.uint8)),
+         r"instruction 3 is not a memory instruction \(op_class 0\) but has mem_bytes 4 and mem_kind 2"),
+        (dict(mem_kind=np.array([0, 0, 0, 0, 0], np.uint8)), r"instruction 2 has mem_bytes 4 with mem_kind 0"),
+        (dict(mem_kind=None), r"'/instr' has only one of mem_bytes and mem_kind"),
+    ],
+)
+def test_broken_memory_facts_are_named(change, pattern):
+    reject(_with_mem(**change), pattern)

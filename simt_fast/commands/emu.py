@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 from typing import List, Optional
 
@@ -11,20 +12,37 @@ from ._errors import fail, user_errors
 from ._files import check_output
 
 
-def _progress_launch(description: str, run):
-    """Run ``run(progress_callback)`` under a rich progress bar (threads emulated / total)."""
+class _Stopped(Exception):
+    """SIGTERM arrived during a launch (SIGINT arrives as KeyboardInterrupt)."""
+
+
+def _progress_launch(description: str, out: Path, run):
+    """Run ``run(progress_callback)`` under a rich progress bar (threads emulated / total).
+
+    SIGINT and SIGTERM stop it the same way: the launch drops its temporary trace file, the target
+    is left as it was, one line says so, and the exit status is 128 + the signal number."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-    with Progress(
-        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("threads"),
-        TimeElapsedColumn(), TimeRemainingColumn(), transient=True,
-    ) as bar:
-        task = bar.add_task(description, total=None)
+    def on_term(signum, frame):
+        raise _Stopped()
 
-        def progress(done, total):
-            bar.update(task, completed=done, total=total)
+    previous = signal.signal(signal.SIGTERM, on_term)
+    try:
+        with Progress(
+            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("threads"),
+            TimeElapsedColumn(), TimeRemainingColumn(), transient=True,
+        ) as bar:
+            task = bar.add_task(description, total=None)
 
-        return run(progress)
+            def progress(done, total):
+                bar.update(task, completed=done, total=total)
+
+            return run(progress)
+    except (KeyboardInterrupt, _Stopped) as e:
+        signum = signal.SIGTERM if isinstance(e, _Stopped) else signal.SIGINT
+        fail(f"interrupted by {signum.name}: the trace was not written ({out} is unchanged)", code=128 + signum)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def register(app: typer.Typer) -> None:
@@ -55,10 +73,12 @@ def register(app: typer.Typer) -> None:
         arg: List[str] = typer.Option([], "--arg", help="Kernel argument for .ptx input, in .param order: "
                                       "buf:DTYPE:N (zeroed buffer), rand:DTYPE:N (random buffer), or DTYPE:VALUE (scalar)."),
         shared: int = typer.Option(0, "--shared-bytes", help="Dynamic shared memory per CTA (.ptx input)."),
-        mem: bool = typer.Option(False, "--mem", help="Also record per-access global/shared addresses (/mem)."),
+        mem: bool = typer.Option(True, "--mem/--no-mem", help="Record the address of every memory access (/mem; on by default)."),
         check: bool = typer.Option(True, "--check/--no-check", help="Compare a workload's outputs with its numpy reference."),
         max_insts: Optional[int] = typer.Option(None, "--max-insts", help="Stop with an error after this many thread instructions."),
         force: bool = typer.Option(False, "--force", help="Replace an existing output file that is not a trace."),
+        max_log_bytes: Optional[int] = typer.Option(None, "--max-log-bytes", help="Stop with an error when one CTA's "
+                                                    "event logs outgrow this (default: a quarter of the machine's memory)."),
     ):
         """Emulate a workload (or a PTX kernel) and write its trace (HDF5) with every thread's block path."""
         import time
@@ -75,9 +95,10 @@ def register(app: typer.Typer) -> None:
             with user_errors(EmuError, ValueError):
                 args = [_parse_arg(a, k) for k, a in enumerate(arg)]
                 run = _progress_launch(
-                    f"emulating {Path(source).name}",
+                    f"emulating {Path(source).name}", out,
                     lambda progress: launch(Path(source), kernel, _dims(grid), _dims(block), args, shared,
-                                            trace_path=out, record_mem=mem, max_insts=max_insts, progress=progress),
+                                            trace_path=out, record_mem=mem, max_insts=max_insts, progress=progress,
+                                            max_log_bytes=max_log_bytes),
                 )
             label = Path(source).name
         else:
@@ -89,10 +110,10 @@ def register(app: typer.Typer) -> None:
                 spec = wl.launch_spec(size, seed=seed)
                 attrs = {"workload": source, "size": size, "seed": int(seed)}
                 run = _progress_launch(
-                    f"emulating {source} ({size})",
+                    f"emulating {source} ({size})", out,
                     lambda progress: launch(wl.ptx_path, wl.kernel, spec.grid, spec.block, spec.args, spec.shared_bytes,
                                             trace_path=out, record_mem=mem, max_insts=max_insts, progress=progress,
-                                            attrs=attrs),
+                                            attrs=attrs, max_log_bytes=max_log_bytes),
                 )
             if check:
                 try:
@@ -118,14 +139,19 @@ def _dims(text: str) -> tuple:
 
 
 def _parse_arg(text: str, k: int):
-    """--arg forms: buf:DTYPE:N, rand:DTYPE:N, DTYPE:VALUE."""
+    """--arg forms: buf:DTYPE:N, rand:DTYPE:N, DTYPE:VALUE; sizes and values are checked before use."""
     import numpy as np
+
+    from ..emu.limits import gib, machine_bytes
 
     parts = text.split(":")
     try:
         if parts[0] in ("buf", "rand") and len(parts) == 3:
             dt = np.dtype(parts[1])
             n = int(parts[2])
+            if n < 0 or n * dt.itemsize > machine_bytes() // 2:
+                raise ValueError(f"--arg {k} '{text}' asks for {n} elements ({gib(max(n, 0) * dt.itemsize)}); "
+                                 f"a buffer must have 0 to {machine_bytes() // 2 // dt.itemsize} elements on this machine")
             if parts[0] == "buf":
                 return np.zeros(n, dt)
             rng = np.random.default_rng(k)
@@ -134,7 +160,18 @@ def _parse_arg(text: str, k: int):
             return rng.integers(0, 1 << min(8 * dt.itemsize - 1, 16), n).astype(dt)
         if len(parts) == 2:
             dt = np.dtype(parts[0])
-            return dt.type(float(parts[1]) if dt.kind == "f" else int(parts[1], 0))
-    except (TypeError, ValueError):
-        pass
+            if dt.kind == "f":
+                v = float(parts[1])
+                if np.isfinite(v) and abs(v) > float(np.finfo(dt).max):
+                    raise ValueError(f"--arg {k} '{text}': {parts[1]} does not fit {dt.name}")
+                return dt.type(v)
+            v = int(parts[1], 0)
+            if dt.kind in "iu":
+                info = np.iinfo(dt)
+                if not info.min <= v <= info.max:
+                    raise ValueError(f"--arg {k} '{text}': {v} does not fit {dt.name} ({info.min}..{info.max})")
+            return dt.type(v)
+    except (TypeError, ValueError) as e:
+        if str(e).startswith("--arg"):
+            raise
     raise ValueError(f"--arg {k} '{text}' is not buf:DTYPE:N, rand:DTYPE:N or DTYPE:VALUE (e.g. int32:5)")

@@ -17,7 +17,7 @@ def register(app: typer.Typer) -> None:
         files: List[Path] = typer.Argument(..., help="Trace files (.h5) to check."),
     ):
         """Check every invariant of trace files; print one line per file, exit 2 on the first bad one."""
-        from ..trace.validate import validate_file
+        from ..trace.validate import notes, validate_file
 
         for path in files:
             with user_errors():
@@ -26,6 +26,8 @@ def register(app: typer.Typer) -> None:
                 f"{path}: ok (kernel {trace.kernel}, {trace.n_threads} threads, "
                 f"{trace.n_blocks} blocks, {trace.n_instrs} instructions)"
             )
+            for note in notes(trace):
+                typer.echo(f"{path}: note: {note}")
 
     @app.command("trace-info")
     def trace_info_cmd(
@@ -74,7 +76,8 @@ def register(app: typer.Typer) -> None:
             distinct, divergent, n_warps = _path_sharing(trace, warp_size)
             out.append(f"  {'distinct paths':<18} {distinct}")
             out.append(f"  {'divergent warps':<18} {divergent} of {n_warps} ({warp_size}-thread warps whose threads' paths differ)")
-        out.append(f"  {'memory addresses':<18} {'yes' if trace.mem_ptr is not None else 'no'}")
+        mem = "no" if trace.mem_ptr is None else f"{len(trace.mem_addr)} entries ({trace.mem_format or 'older untagged layout'})"
+        out.append(f"  {'memory addresses':<18} {mem}")
         out.append(f"  {'digest':<18} {trace.digest()}")
         if blocks:
             visits = np.bincount(trace.path.astype(np.int64), minlength=trace.n_blocks)
@@ -101,7 +104,7 @@ def register(app: typer.Typer) -> None:
         loop_prob: float = typer.Option(0.15, "--loop-prob"),
         exit_prob: float = typer.Option(0.06, "--exit-prob"),
         max_path_len: int = typer.Option(256, "--max-path-len"),
-        mem: bool = typer.Option(False, "--mem", help="Also record global/shared memory addresses (/mem)."),
+        mem: bool = typer.Option(False, "--mem", help="Also write /mem (the address of every memory instruction executed) and mem_bytes/mem_kind."),
         structured: bool = typer.Option(False, "--structured", help="Structured regions only (no unstructured edges)."),
         force: bool = typer.Option(False, "--force", help="Replace an existing output file that is not a trace."),
     ):

@@ -8,9 +8,12 @@
 
 Pipeline: :func:`simt_fast.ir.inline.inline_calls` -> :func:`simt_fast.ir.cfg.build_cfg` ->
 :func:`simt_fast.emu.decode.decode` (flat tables, rejects anything unsupported) ->
-:func:`simt_fast.emu.machine.run` (numba interpreter, CTA batches) -> TraceWriter.
+:func:`simt_fast.emu.machine.run` (numba interpreter, CTA batches) -> TraceWriter, all driven by
+:func:`simt_fast.emu.host.launch` (the host side: memory, arguments, batches, faults).
 """
 
-from .launch import EmuError, Kernel, Launch, launch, load_kernel
+from .errors import EmuError
+from .host import Kernel, Launch, launch, load_kernel
+from .texture import Texture
 
-__all__ = ["launch", "Launch", "EmuError", "load_kernel", "Kernel"]
+__all__ = ["launch", "Launch", "EmuError", "load_kernel", "Kernel", "Texture"]

@@ -4,7 +4,7 @@
 register-to-register instruction from operand *bit patterns* (uint64) and returns the result's
 bit pattern (already truncated to the destination size) plus ``aux``: the carry/borrow flag for
 ``.cc`` forms, or the second predicate ``q`` of ``setp p|q``. Memory, control flow and warp-level
-instructions live in :mod:`simt_fast.emu.machine`.
+instructions live in the interpreter's family modules (:mod:`simt_fast.emu.exec_memory` ...).
 
 Semantic choices that PTX leaves open are documented in docs/emu.md (integer division by zero,
 f64 NaN payloads, .approx accuracy). Bit-exactness: integers wrap modulo 2^n; f32 arithmetic is
@@ -17,7 +17,13 @@ from __future__ import annotations
 import numpy as np
 
 from .._jit import jit
-from . import decode as D
+from .codes import (
+    KIND_F, KIND_P, KIND_S, M_APPROX, M_CIN, M_FTZ, M_HI, M_IRND, M_RMASK, M_SAT, M_WIDE, OP_ABS,
+    OP_ADD, OP_AND, OP_BFE, OP_BFI, OP_BFIND, OP_BREV, OP_CLZ, OP_CNOT, OP_COPYSIGN, OP_COS, OP_CVT, OP_DIV,
+    OP_EX2, OP_FMA, OP_LG2, OP_LOP3, OP_MAD, OP_MAD24, OP_MAX, OP_MIN, OP_MOV, OP_MUL, OP_MUL24, OP_NEG, OP_NOT,
+    OP_OR, OP_POPC, OP_PRMT, OP_RCP, OP_REM, OP_RSQRT, OP_SAD, OP_SELP, OP_SET, OP_SETP, OP_SHF, OP_SHL, OP_SHR,
+    OP_SIN, OP_SLCT, OP_SQRT, OP_SUB, OP_TANH, OP_TESTP, OP_XOR, R_RM, R_RN, R_RP, R_RZ,
+)
 from .fp import fma64, next32, round_f32, round_f64, two_sum
 
 U0 = np.uint64(0)
@@ -26,18 +32,6 @@ ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
 M32 = np.uint64(0xFFFFFFFF)
 CANON_NAN32 = np.uint64(0x7FFFFFFF)
 
-OP_MOV, OP_ADD, OP_SUB, OP_MUL, OP_MAD, OP_FMA = D.OP_MOV, D.OP_ADD, D.OP_SUB, D.OP_MUL, D.OP_MAD, D.OP_FMA
-OP_MUL24, OP_MAD24, OP_SAD, OP_DIV, OP_REM = D.OP_MUL24, D.OP_MAD24, D.OP_SAD, D.OP_DIV, D.OP_REM
-OP_MIN, OP_MAX, OP_ABS, OP_NEG = D.OP_MIN, D.OP_MAX, D.OP_ABS, D.OP_NEG
-OP_AND, OP_OR, OP_XOR, OP_NOT, OP_CNOT, OP_SHL, OP_SHR = D.OP_AND, D.OP_OR, D.OP_XOR, D.OP_NOT, D.OP_CNOT, D.OP_SHL, D.OP_SHR
-OP_SETP, OP_SET, OP_SELP, OP_SLCT, OP_CVT = D.OP_SETP, D.OP_SET, D.OP_SELP, D.OP_SLCT, D.OP_CVT
-OP_PRMT, OP_BFE, OP_BFI, OP_POPC, OP_CLZ, OP_BREV, OP_BFIND = D.OP_PRMT, D.OP_BFE, D.OP_BFI, D.OP_POPC, D.OP_CLZ, D.OP_BREV, D.OP_BFIND
-OP_COPYSIGN, OP_SQRT, OP_RSQRT, OP_RCP, OP_EX2, OP_LG2 = D.OP_COPYSIGN, D.OP_SQRT, D.OP_RSQRT, D.OP_RCP, D.OP_EX2, D.OP_LG2
-OP_SIN, OP_COS, OP_TANH, OP_TESTP, OP_SHF, OP_LOP3 = D.OP_SIN, D.OP_COS, D.OP_TANH, D.OP_TESTP, D.OP_SHF, D.OP_LOP3
-M_RMASK, M_IRND, M_FTZ, M_SAT, M_APPROX, M_CC, M_CIN, M_HI, M_WIDE = (
-    D.M_RMASK, D.M_IRND, D.M_FTZ, D.M_SAT, D.M_APPROX, D.M_CC, D.M_CIN, D.M_HI, D.M_WIDE)
-R_RN, R_RZ, R_RM, R_RP = D.R_RN, D.R_RZ, D.R_RM, D.R_RP
-KIND_U, KIND_S, KIND_F, KIND_P = D.KIND_U, D.KIND_S, D.KIND_F, D.KIND_P
 
 
 # ---- bit helpers ------------------------------------------------------------------------------

@@ -16,87 +16,40 @@ Tables (one row per instruction, SoA):
 * ``space`` (int32): memory space ``S_*`` of ld/st/atom/cvta; ``vec``: vector length;
 * ``gpred``/``gneg``: guard predicate register (-1 = none) and its negation;
 * ``target``: branch target instruction index (``n_instrs`` = the virtual exit);
-  ``jt_ptr``/``jt_idx``: ``brx.idx`` jump tables as instruction indices.
+  ``jt_ptr``/``jt_idx``: ``brx.idx`` jump tables as instruction indices;
+* ``amask``: the width at which a ``[reg+imm]`` address wraps (its register's);
+* ``mem_bytes``/``mem_kind``/``mem_rec``: the memory facts of the trace and how each /mem entry is
+  formed (:mod:`simt_fast.emu.decode_memory`, which decodes the memory family).
 
 Operand slot conventions: slot 0 is the destination; sources follow in PTX order. ``ld``/``st``/
 ``atom``/``red``: slot 0 is the address, ld destinations / st sources / atom operands follow.
 ``setp``: (p, q, a, b, c). ``shfl``: (d, p, a, b, c, membermask). ``vote``: (d, a, membermask).
+``tex``: (texture, d0..d3, x, y, z).
 """
 
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 from ..ir.flat import register_ids
 from ..ir.model import Address, Function, Imm, Module, PTXError, Reg, SpecialReg, Symbol, Vector
-
-# ---- operand kinds ----------------------------------------------------------------------------
-K_NONE, K_REG, K_IMM, K_SREG, K_ADDR, K_SINK = 0, 1, 2, 3, 4, 5
-N_SLOTS = 8
-
-# ---- type codes -------------------------------------------------------------------------------
-KIND_U, KIND_S, KIND_F, KIND_P = 0, 1, 2, 3
-TYPES = {
-    "b8": 1, "u8": 1, "s8": 0x11,
-    "b16": 2, "u16": 2, "s16": 0x12,
-    "b32": 4, "u32": 4, "s32": 0x14, "f32": 0x24,
-    "b64": 8, "u64": 8, "s64": 0x18, "f64": 0x28,
-    "pred": 0x31,
-}
-
-
-def tsize(t: int) -> int:
-    return t & 0xF
-
-
-def tkind(t: int) -> int:
-    return t >> 4
-
-
-# ---- memory spaces ----------------------------------------------------------------------------
-S_GENERIC, S_GLOBAL, S_SHARED, S_LOCAL, S_CONST, S_PARAM = 0, 1, 2, 3, 4, 5
-SPACES = {"global": S_GLOBAL, "shared": S_SHARED, "local": S_LOCAL, "const": S_CONST, "param": S_PARAM}
-
-# Generic address windows (the emulator's choice; docs/emu.md): global addresses are used as
-# generic addresses unchanged; the other spaces are mapped into disjoint high windows so that a
-# generic ld/st can tell which space an address belongs to (PTX generic addressing, ISA §6.4).
-GLOBAL_BASE = 1 << 40
-WINDOW_SHIFT = 56
-WINDOW = {S_SHARED: 1 << 56, S_LOCAL: 2 << 56, S_CONST: 3 << 56, S_PARAM: 4 << 56}
-
-# ---- rounding modes and modifier bits ---------------------------------------------------------
-R_NONE, R_RN, R_RZ, R_RM, R_RP = 0, 1, 2, 3, 4
-ROUNDING = {"rn": R_RN, "rz": R_RZ, "rm": R_RM, "rp": R_RP, "rni": R_RN, "rzi": R_RZ, "rmi": R_RM, "rpi": R_RP}
-M_RMASK = 0x7
-M_IRND = 1 << 3  # integer rounding (cvt .rni/.rzi/.rmi/.rpi)
-M_FTZ = 1 << 4
-M_SAT = 1 << 5
-M_APPROX = 1 << 6
-M_CC = 1 << 7  # writes the carry flag (.cc)
-M_CIN = 1 << 8  # reads the carry flag (addc/subc/madc)
-M_HI = 1 << 9
-M_WIDE = 1 << 10
-M_BOOL_NEG = 1 << 11  # setp's .and/.or/.xor predicate is negated (not produced by the parser)
-
-# ---- opcodes ----------------------------------------------------------------------------------
-_OPS = """
-MOV PACK UNPACK ADD SUB MUL MAD FMA MUL24 MAD24 SAD DIV REM MIN MAX ABS NEG AND OR XOR NOT CNOT
-SHL SHR SETP SET SELP SLCT CVT CVTA LD ST PRMT BFE BFI POPC CLZ BREV BFIND COPYSIGN SQRT RSQRT
-RCP EX2 LG2 SIN COS TANH TESTP SHF LOP3 BRA BRX EXIT BAR ATOM SHFL VOTE ACTIVEMASK NOP TRAP
-""".split()
-for _k, _n in enumerate(_OPS):
-    globals()[f"OP_{_n}"] = _k
-OP_NAMES = dict(enumerate(_OPS))
-
-# Fast-path codes: integer ops without flags that the interpreter runs without calling alu()
-FAST_CODES = list(range(1, 27))
-(FAST_MOV, FAST_ADD, FAST_SUB, FAST_MUL, FAST_AND, FAST_OR, FAST_XOR, FAST_SHL, FAST_SHR_U,
- FAST_SETP, FAST_MAD, FAST_SELP, FAST_FADD, FAST_FSUB, FAST_FMUL, FAST_FFMA, FAST_FSETP,
- FAST_MULWIDE_S, FAST_MULWIDE_U, FAST_SHR_S, FAST_CVT_SEXT, FAST_CVT_ZEXT,
- FAST_DADD, FAST_DSUB, FAST_DMUL, FAST_DFMA) = FAST_CODES
+from .codes import (
+    BOOL, CMP, FAST_ADD, FAST_AND, FAST_CVT_SEXT, FAST_CVT_ZEXT, FAST_DADD, FAST_DFMA, FAST_DMUL, FAST_DSUB,
+    FAST_FADD, FAST_FFMA, FAST_FMUL, FAST_FSETP, FAST_FSUB, FAST_MAD, FAST_MOV, FAST_MUL, FAST_MULWIDE_S,
+    FAST_MULWIDE_U, FAST_OR, FAST_SELP, FAST_SETP, FAST_SHL, FAST_SHR_S, FAST_SHR_U, FAST_SUB, FAST_XOR,
+    IGNORED_MODS, KIND_F, KIND_P, KIND_S, KIND_U, K_ADDR, K_IMM, K_REG, K_SINK, K_SREG, M_APPROX, M_CC, M_CIN,
+    M_FTZ, M_HI, M_IRND, M_RMASK, M_SAT, M_WIDE, N_SLOTS, OP_ABS, OP_ACTIVEMASK, OP_ADD, OP_AND, OP_BAR, OP_BFE,
+    OP_BFI, OP_BFIND, OP_BRA, OP_BREV, OP_BRX, OP_CLZ, OP_CNOT, OP_COPYSIGN, OP_COS, OP_CVT, OP_DIV, OP_EX2,
+    OP_EXIT, OP_FMA, OP_LG2, OP_LOP3, OP_MAD, OP_MAD24, OP_MAX, OP_MIN, OP_MOV, OP_MUL, OP_MUL24, OP_NEG,
+    OP_NOP, OP_NOT, OP_OR, OP_PACK, OP_POPC, OP_PRMT, OP_RCP, OP_REM, OP_RSQRT, OP_SAD, OP_SELP, OP_SET,
+    OP_SETP, OP_SHF, OP_SHFL, OP_SHL, OP_SHR, OP_SIN, OP_SLCT, OP_SQRT, OP_SUB, OP_TANH, OP_TESTP, OP_TRAP,
+    OP_UNPACK, OP_VOTE, OP_XOR, PRMT, ROUNDING, R_NONE, R_RN, SHFL, SREG_ID, TESTP, TYPES, VOTE, tkind, tsize,
+)
+from .decode_memory import MemoryDecoding
+from .layout import Layout, layout_symbols
 
 
 def fast_code(op: int, ty: int, md: int, sub: int, okind_row, ty2: int = 0) -> int:
@@ -135,49 +88,6 @@ def fast_code(op: int, ty: int, md: int, sub: int, okind_row, ty2: int = 0) -> i
     return table.get(op, 0)
 
 
-# sub-codes
-CMP = {c: k for k, c in enumerate("eq ne lt le gt ge lo ls hi hs equ neu ltu leu gtu geu num nan".split())}
-BOOL = {"": 0, "and": 1, "or": 2, "xor": 3}
-ATOM = {c: k for k, c in enumerate("add min max exch cas and or xor inc dec".split())}
-SHFL = {"up": 0, "down": 1, "bfly": 2, "idx": 3}
-VOTE = {"all": 0, "any": 1, "uni": 2, "ballot": 3}
-PRMT = {"": 0, "f4e": 1, "b4e": 2, "rc8": 3, "ecl": 4, "ecr": 5, "rc16": 6}
-TESTP = {"finite": 0, "infinite": 1, "number": 2, "notanumber": 3, "normal": 4, "subnormal": 5}
-
-# special registers: id -> (name, component)
-SREGS = [
-    ("%tid", "x"), ("%tid", "y"), ("%tid", "z"), ("%ntid", "x"), ("%ntid", "y"), ("%ntid", "z"),
-    ("%ctaid", "x"), ("%ctaid", "y"), ("%ctaid", "z"), ("%nctaid", "x"), ("%nctaid", "y"), ("%nctaid", "z"),
-    ("%laneid", None), ("%warpid", None), ("%nwarpid", None), ("%lanemask_eq", None), ("%lanemask_le", None),
-    ("%lanemask_lt", None), ("%lanemask_ge", None), ("%lanemask_gt", None), ("%smid", None), ("%nsmid", None),
-    ("%gridid", None), ("%clock", None), ("%clock64", None), ("%dynamic_smem_size", None),
-    ("%total_smem_size", None),
-]
-SREG_ID = {s: k for k, s in enumerate(SREGS)}
-N_SREGS = len(SREGS)
-SR_CLOCK, SR_CLOCK64 = SREG_ID[("%clock", None)], SREG_ID[("%clock64", None)]
-
-_IGNORED_MODS = frozenset(
-    "uni aligned sync nc ca cg cs lu cv wb wt volatile relaxed acquire release acq_rel sc cta gpu sys "
-    "weak mmio full noftz L1::evict_last L1::evict_first L1::evict_normal L1::no_allocate L2::64B L2::128B "
-    "L2::256B L2::cache_hint".split()
-)
-
-
-@dataclass
-class Layout:
-    """Where every named variable lives: symbol -> (space, address in that space)."""
-
-    symbols: dict = field(default_factory=dict)
-    param_size: int = 0  # kernel parameter buffer bytes
-    shared_static: int = 0  # static shared bytes (dynamic shared starts here)
-    local_size: int = 0  # per-thread local bytes (.local vars + call-site .param buffers)
-    const_size: int = 0
-    const_init: bytes = b""
-    global_vars: list = field(default_factory=list)  # (name, address, size, init bytes) of module .global vars
-    dynamic_shared: bool = False  # the kernel uses an extern (dynamic) shared array
-
-
 @dataclass
 class Program:
     func: Function
@@ -202,89 +112,10 @@ class Program:
     jt_ptr: np.ndarray
     jt_idx: np.ndarray
     lines: np.ndarray  # PTX line of each instruction (for fault messages)
-    mem_per_instr: np.ndarray  # global/shared accesses per thread per instruction (for /mem sizing)
-
-
-def _align(x: int, a: int) -> int:
-    a = max(int(a), 1)
-    return (x + a - 1) // a * a
-
-
-def layout_symbols(module: Module, func: Function, shared_bytes: int = 0) -> Layout:
-    lay = Layout()
-    off = 0
-    for p in func.params:
-        off = _align(off, max(p.align, p.elem_size, 1))
-        lay.symbols[p.name] = (S_PARAM, off)
-        off += max(p.size, p.elem_size)
-    lay.param_size = off
-    shared_off = 0
-    const_off = 0
-    const_bytes = bytearray()
-    extern_shared = []
-    gaddr = 0
-    for v in module.globals:
-        if v.space == "shared":
-            if v.count == 0 or v.linkage == "extern":
-                extern_shared.append(v.name)
-            else:
-                shared_off = _align(shared_off, v.align)
-                lay.symbols[v.name] = (S_SHARED, shared_off)
-                shared_off += v.size
-        elif v.space == "const":
-            const_off = _align(const_off, v.align)
-            const_bytes.extend(b"\0" * (const_off - len(const_bytes)))
-            lay.symbols[v.name] = (S_CONST, const_off)
-            data = v.init or b""
-            const_bytes.extend(data[: v.size] + b"\0" * (v.size - len(data[: v.size])))
-            const_off += v.size
-        elif v.space == "global":
-            # module .global variables sit at the start of the global arena, before the buffers
-            gaddr = _align(gaddr, 256)
-            lay.symbols[v.name] = (S_GLOBAL, GLOBAL_BASE + gaddr)
-            lay.global_vars.append((v.name, GLOBAL_BASE + gaddr, max(v.size, 1), v.init or b""))
-            gaddr += max(v.size, 1) + 256
-    local_off = 0
-    for v in func.local_vars:
-        if v.space == "shared":
-            if v.count == 0 or v.linkage == "extern":
-                extern_shared.append(v.name)
-                continue
-            if v.name in lay.symbols:
-                continue
-            shared_off = _align(shared_off, v.align)
-            lay.symbols[v.name] = (S_SHARED, shared_off)
-            shared_off += v.size
-        elif v.space in ("local", "param"):
-            # call-site .param buffers (param0, retval0 ...) are per-thread storage; a name reused
-            # in several call-sequence scopes gets one slot big enough for every use.
-            prev = lay.symbols.get(v.name)
-            if prev is not None and prev[0] == S_LOCAL:
-                if lay.symbols.get(("size", v.name), 0) >= v.size:
-                    continue
-            local_off = _align(local_off, max(v.align, v.elem_size, 1))
-            lay.symbols[v.name] = (S_LOCAL, local_off)
-            lay.symbols[("size", v.name)] = v.size
-            local_off += max(v.size, 1)
-        elif v.space == "const":
-            const_off = _align(const_off, v.align)
-            const_bytes.extend(b"\0" * (const_off - len(const_bytes)))
-            lay.symbols[v.name] = (S_CONST, const_off)
-            data = v.init or b""
-            const_bytes.extend(data[: v.size] + b"\0" * (v.size - len(data[: v.size])))
-            const_off += v.size
-        else:
-            raise PTXError(f"unsupported state space '.{v.space}' for local variable '{v.name}'", func.path, func.line)
-    shared_off = _align(shared_off, 16)
-    lay.shared_static = shared_off
-    for name in extern_shared:
-        # every extern (dynamic) shared array aliases the dynamic region after the static ones
-        lay.symbols[name] = (S_SHARED, shared_off)
-    lay.dynamic_shared = bool(extern_shared)
-    lay.local_size = _align(local_off, 8)
-    lay.const_size = _align(const_off, 8)
-    lay.const_init = bytes(const_bytes) + b"\0" * (lay.const_size - len(const_bytes))
-    return lay
+    mem_bytes: np.ndarray  # uint8: bytes one thread accesses (vector width x element size); 0 = none
+    mem_kind: np.ndarray  # uint8: MEM_NONE / MEM_LOAD / MEM_STORE / MEM_ATOMIC
+    mem_rec: np.ndarray  # int8: REC_* -- how the instruction's /mem entry is formed (REC_NONE: no entry)
+    amask: np.ndarray  # uint64: a [reg+imm] address wraps at its register's width (this mask)
 
 
 def _imm_bits(imm: Imm, ty: int) -> int:
@@ -308,7 +139,7 @@ def _imm_bits(imm: Imm, ty: int) -> int:
     return int(imm.value) & 0xFFFFFFFFFFFFFFFF
 
 
-class _Decoder:
+class _Decoder(MemoryDecoding):
     def __init__(self, module: Module, func: Function, layout: Layout):
         self.module = module
         self.func = func
@@ -331,7 +162,14 @@ class _Decoder:
         self.gneg = np.zeros(n, np.int32)
         self.target = np.full(n, -1, np.int32)
         self.jt = [[] for _ in range(n)]
-        self.mem = np.zeros(n, np.int32)
+        self.mem_bytes = np.zeros(n, np.uint8)
+        self.amask = np.full(n, 0xFFFFFFFFFFFFFFFF, np.uint64)
+        self.reg_size = {}
+        for d in func.reg_decls:
+            size = TYPES.get(d.dtype, 8) & 0xF
+            for name in d.names:
+                self.reg_size[name] = size
+        self.mem_kind = np.zeros(n, np.uint8)
 
     # -- errors ------------------------------------------------------------------------------
     def fail(self, ins, message):
@@ -383,6 +221,9 @@ class _Decoder:
                 self.okind[i, slot] = K_ADDR
                 self.oval[i, slot] = self.reg(ins, operand.base.name)
                 self.ooff[i, slot] = operand.offset
+                # register + offset is computed at the register's width (nvcc -O3 folds a negative
+                # base into a 32-bit shared address and relies on the wrap)
+                self.amask[i] = (1 << (8 * self.reg_size.get(operand.base.name, 8))) - 1
             elif isinstance(operand.base, Symbol):
                 sp, addr = self.symbol(ins, operand.base.name)
                 self.okind[i, slot] = K_IMM
@@ -432,10 +273,9 @@ class _Decoder:
             op=self.op, fast=fast, ty=self.ty, ty2=self.ty2, md=self.md, sub=self.sub, okind=self.okind, oval=self.oval,
             ooff=self.ooff, space=self.space, vec=self.vec, gpred=self.gpred, gneg=self.gneg, target=self.target,
             jt_ptr=jt_ptr, jt_idx=jt_idx, lines=np.array([ins.line for ins in func.instructions], np.int64),
-            mem_per_instr=self.mem,
+            mem_bytes=self.mem_bytes, mem_kind=self.mem_kind, mem_rec=self._mem_rec(), amask=self.amask,
         )
 
-    # -- modifier parsing --------------------------------------------------------------------
     def mods(self, ins, allowed=(), types=1):
         """Split modifiers into (types found, flags set, other words); reject unknown ones."""
         found_types, words = [], []
@@ -444,7 +284,7 @@ class _Decoder:
                 found_types.append(TYPES[m])
             elif m in ("f16", "f16x2", "bf16", "bf16x2", "tf32", "e4m3", "e5m2", "b128"):
                 self.fail(ins, f"type '.{m}' in '{ins.opcode}' is not supported by the emulator")
-            elif m in _IGNORED_MODS or m.startswith("L1::") or m.startswith("L2::"):
+            elif m in IGNORED_MODS or m.startswith("L1::") or m.startswith("L2::"):
                 continue
             elif m in allowed:
                 words.append(m)
@@ -710,132 +550,6 @@ class _Decoder:
         self.put(i, 0, ins, ins.operands[0], d, dst=True)
         self.put(i, 1, ins, ins.operands[1], a)
 
-    def d_cvta(self, i, ins):
-        to = "to" in ins.modifiers
-        spaces = [SPACES[m] for m in ins.modifiers if m in SPACES]
-        types = [TYPES[m] for m in ins.modifiers if m in TYPES]
-        if len(spaces) != 1 or len(types) != 1 or tsize(types[0]) not in (4, 8):
-            self.fail(ins, "cvta needs a state space and .u32/.u64")
-        self.nops(ins, 2)
-        self.op[i] = OP_CVTA
-        self.ty[i] = types[0]
-        self.space[i] = spaces[0]
-        self.sub[i] = 1 if to else 0
-        self.put(i, 0, ins, ins.operands[0], types[0], dst=True)
-        self.put(i, 1, ins, ins.operands[1], types[0])
-
-    def _space(self, ins):
-        sp = [SPACES[m] for m in ins.modifiers if m in SPACES]
-        return sp[0] if sp else S_GENERIC
-
-    def _vec(self, ins):
-        for m in ins.modifiers:
-            if m in ("v2", "v4", "v8"):
-                return int(m[1:])
-        return 1
-
-    def _mem_mods(self, ins, extra=()):
-        types = []
-        for m in ins.modifiers:
-            if m in TYPES:
-                types.append(TYPES[m])
-            elif m in SPACES or m in ("v2", "v4") or m in _IGNORED_MODS or m.startswith(("L1::", "L2::")) or m in extra:
-                continue
-            else:
-                self.fail(ins, f"modifier '.{m}' of '{ins.opcode}' is not supported by the emulator")
-        if len(types) != 1:
-            self.fail(ins, f"'{ins.opcode}' needs one type suffix")
-        return types[0]
-
-    def _mem_operand(self, i, ins, operand, space):
-        if not isinstance(operand, Address):
-            self.fail(ins, "expected a memory operand [address]")
-        sym_space = self.put(i, 0, ins, operand, 0, allow_addr=True)
-        if sym_space is not None:
-            # a named variable: its own state space decides (call-site .param buffers are per-thread)
-            if space == S_GENERIC:
-                space = sym_space
-            elif sym_space != space and not (space == S_PARAM and sym_space == S_LOCAL):
-                self.fail(ins, f"'{operand.base.name}' is not in the .{ins.modifiers[0]} state space")
-            else:
-                space = sym_space
-        return space
-
-    def d_ld(self, i, ins):
-        t = self._mem_mods(ins)
-        if tkind(t) == KIND_P:
-            self.fail(ins, "ld cannot load a predicate")
-        self.nops(ins, 2)
-        space = self._mem_operand(i, ins, ins.operands[1], self._space(ins))
-        self.op[i] = OP_LD
-        self.ty[i] = t
-        self.space[i] = space
-        v = self._vec(ins)
-        self.vec[i] = v
-        d = ins.operands[0]
-        elems = d.elems if isinstance(d, Vector) else (d,)
-        if len(elems) != v:
-            self.fail(ins, f"'{ins.opcode}' needs {v} destination register(s)")
-        for j, e in enumerate(elems):
-            self.put(i, 1 + j, ins, e, t, dst=True)
-        self.mem[i] = v if space in (S_GLOBAL, S_SHARED, S_GENERIC) else 0
-
-    d_ldu = d_ld
-
-    def d_st(self, i, ins):
-        t = self._mem_mods(ins)
-        self.nops(ins, 2)
-        space = self._mem_operand(i, ins, ins.operands[0], self._space(ins))
-        if space == S_CONST:
-            self.fail(ins, "st to the .const state space is not allowed")
-        self.op[i] = OP_ST
-        self.ty[i] = t
-        self.space[i] = space
-        v = self._vec(ins)
-        self.vec[i] = v
-        s = ins.operands[1]
-        elems = s.elems if isinstance(s, Vector) else (s,)
-        if len(elems) != v:
-            self.fail(ins, f"'{ins.opcode}' needs {v} source value(s)")
-        for j, e in enumerate(elems):
-            if e is None:
-                self.fail(ins, "st cannot store a sink '_'")
-            self.put(i, 1 + j, ins, e, t)
-        self.mem[i] = v if space in (S_GLOBAL, S_SHARED, S_GENERIC) else 0
-
-    def _atom(self, i, ins, has_dst):
-        ops = [m for m in ins.modifiers if m in ATOM]
-        if len(ops) != 1:
-            self.fail(ins, f"'{ins.opcode}' needs one operation (.add, .min, .cas ...)")
-        t = self._mem_mods(ins, extra=tuple(ATOM) + ("noftz",))
-        space = self._space(ins)
-        if space not in (S_GLOBAL, S_SHARED, S_GENERIC):
-            self.fail(ins, "atomics are supported on .global, .shared and generic addresses")
-        args = list(ins.operands)
-        k = 3 if ops[0] == "cas" else 2
-        if len(args) != k + (1 if has_dst else 0):
-            self.fail(ins, f"'{ins.opcode}' has the wrong number of operands")
-        self.op[i] = OP_ATOM
-        self.ty[i] = t
-        self.sub[i] = ATOM[ops[0]]
-        if tkind(t) == KIND_F and ops[0] not in ("add", "exch", "min", "max"):
-            self.fail(ins, f"atom.{ops[0]} is not defined for floating-point types")
-        if has_dst:
-            self.put(i, 1, ins, args.pop(0), t, dst=True)
-        else:
-            self.okind[i, 1] = K_SINK
-        self.space[i] = self._mem_operand(i, ins, args[0], space)
-        self.put(i, 2, ins, args[1], t)
-        if k == 3:
-            self.put(i, 3, ins, args[2], t)
-        self.mem[i] = 1
-
-    def d_atom(self, i, ins):
-        self._atom(i, ins, True)
-
-    def d_red(self, i, ins):
-        self._atom(i, ins, False)
-
     def d_prmt(self, i, ins):
         mode = [m for m in ins.modifiers if m in PRMT]
         rest = [m for m in ins.modifiers if m not in PRMT]
@@ -1036,7 +750,7 @@ class _Decoder:
     def _nop(self, i, ins):
         self.op[i] = OP_NOP
 
-    d_membar = d_fence = d_prefetch = d_prefetchu = d_nanosleep = d_pmevent = d_brkpt = _nop
+    d_membar = d_fence = d_nanosleep = d_pmevent = d_brkpt = _nop
 
     def d_call(self, i, ins):
         self.fail(ins, "call must be inlined before decoding (simt_fast.ir.inline.inline_calls)")

@@ -18,8 +18,7 @@ import numba
 import numpy as np
 
 from .._jit import jit
-
-R_NONE, R_RN, R_RZ, R_RM, R_RP = 0, 1, 2, 3, 4
+from .codes import R_RM, R_RN, R_RP
 
 if numba.config.DISABLE_JIT:
 

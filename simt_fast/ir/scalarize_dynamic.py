@@ -123,7 +123,7 @@ def unscalarized_facts(trace: Trace) -> ScalarFacts:
 
 def facts_for_trace(trace: Trace, ptx, kernel=None) -> ScalarFacts:
     """Analyse the PTX a trace came from (inlined like the emulator does) and check they match."""
-    from ..emu.launch import load_kernel
+    from ..emu import load_kernel
 
     kern = load_kernel(ptx, kernel or trace.kernel)
     flat = kern.flat

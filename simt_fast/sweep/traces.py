@@ -88,12 +88,14 @@ def _producer_digest() -> str:
     return _PRODUCER_DIGEST
 
 
-def workload_cache_key(name: str, size: str, seed: int) -> str:
+def workload_cache_key(name: str, size: str, seed: int, record_mem: bool = True) -> str:
     from .. import workloads
 
     wl = workloads.get(name)
     h = hashlib.sha256()
     h.update(f"simt-fast/trace-cache/1;{__version__};{_producer_digest()};{name};{wl.kernel};{size};{seed};".encode())
+    if not record_mem:  # traces without /mem are other files (keys of traces with /mem stay as they were)
+        h.update(b"no-mem;")
     h.update(Path(wl.ptx_path).read_bytes())
     try:  # the input generator decides the data, hence the paths
         h.update(inspect.getsource(inspect.getmodule(wl.make)).encode())
@@ -102,8 +104,10 @@ def workload_cache_key(name: str, size: str, seed: int) -> str:
     return h.hexdigest()
 
 
-def trace_workload(name: str, size: str, seed: int, out: Path) -> Path:
-    """Emulate a built-in workload, check its outputs against numpy, write its trace to ``out``."""
+def trace_workload(name: str, size: str, seed: int, out: Path, record_mem: bool = True) -> Path:
+    """Emulate a built-in workload, check its outputs against numpy, write its trace to ``out``.
+
+    The trace holds every memory access's address (/mem) unless ``record_mem`` is False."""
     from .. import emu, workloads
 
     wl = workloads.get(name)
@@ -111,7 +115,7 @@ def trace_workload(name: str, size: str, seed: int, out: Path) -> Path:
     tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
     try:
         launch = emu.launch(wl.ptx_path, wl.kernel, spec.grid, spec.block, spec.args, spec.shared_bytes,
-                            trace=True, trace_path=tmp)
+                            trace=True, trace_path=tmp, record_mem=record_mem)
         try:
             wl.check(spec)
         except AssertionError as e:
@@ -127,11 +131,13 @@ def trace_workload(name: str, size: str, seed: int, out: Path) -> Path:
 
 
 def resolve_traces(sources: list, cache_dir: Optional[Path] = None,
-                   on_trace: Optional[Callable[[str, str], None]] = None, allow_digest_mismatch: bool = False) -> dict:
+                   on_trace: Optional[Callable[[str, str], None]] = None, allow_digest_mismatch: bool = False,
+                   record_mem: bool = True) -> dict:
     """Map each source's display name to ``(path, digest)``; traces workloads not yet cached.
 
     Every trace is validated (raises SweepError naming the file). ``on_trace(name, event)`` is
-    called with ``"tracing"``/``"cached"``/``"file"`` for progress output.
+    called with ``"tracing"``/``"cached"``/``"file"`` for progress output. Workload traces record
+    memory addresses (/mem) unless ``record_mem`` is False.
     """
     cache_dir = Path(cache_dir) if cache_dir else default_cache_dir()
     digests = _DigestCache(cache_dir)
@@ -147,13 +153,13 @@ def resolve_traces(sources: list, cache_dir: Optional[Path] = None,
                 except TraceError as e:  # the message names the file
                     raise SweepError(str(e)) from None
                 continue
-            key = workload_cache_key(s.workload, s.size, s.seed)
+            key = workload_cache_key(s.workload, s.size, s.seed, record_mem)
             path = cache_dir / "traces" / f"{s.workload}-{s.size}-s{s.seed}-{key[:16]}.h5"
             if not path.exists():
                 if on_trace:
                     on_trace(s.name, "tracing")
                 path.parent.mkdir(parents=True, exist_ok=True)
-                trace_workload(s.workload, s.size, s.seed, path)
+                trace_workload(s.workload, s.size, s.seed, path, record_mem)
             elif on_trace:
                 on_trace(s.name, "cached")
             try:

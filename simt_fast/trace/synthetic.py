@@ -44,7 +44,7 @@ import numpy as np
 from .._jit import jit
 from ..ir.model import OpClass
 from .io import path_dtype
-from .model import Trace
+from .model import MEM_ATOMIC, MEM_FORMAT, MEM_LOAD, MEM_NONE, MEM_STORE, NO_ACCESS, Trace
 
 # Terminator kinds of a synthetic block.
 FALL, COND, JUMP, LATCH, JUMP_BACK, SWITCH, RET, COND_RET = range(8)
@@ -707,8 +707,10 @@ def synthetic(
       switch, while, do-while; a single return), which structural analysis reduces to one node —
       the baseline to compare unstructured CFGs (seed 002) against; ``exit_prob`` and
       ``jump_prob`` are then unused;
-    * ``with_mem``: also record ``/mem`` addresses of every global/shared access, each memory
-      instruction following one access pattern (coalesced, strided, broadcast or random).
+    * ``with_mem``: also record ``/mem`` (the per-instruction layout of DESIGN §3: one entry per
+      executed global, shared, local or constant instruction, NO_ACCESS where a guard is false)
+      and ``mem_bytes``/``mem_kind``, each memory instruction following one access pattern
+      (coalesced, strided, broadcast or random, aligned to its access width).
     """
     n_blocks = int(n_blocks)
     if n_blocks < 2:
@@ -780,6 +782,11 @@ def synthetic(
     per_cta = int(np.prod(block))
     path_ptr, path = walk_paths(succ_ptr, succ_idx, succ_cum, deviate, cfg.dist, per_cta, int(warp_size), max_len,
                                 int(seed) & _M64, n_threads, dtype=path_dtype(n_blocks))
+    mem = {}
+    if with_mem:
+        mem = _memory_addresses(op_class, dst_reg, src_reg, text, block_start, path_ptr, path, per_cta, int(n_regs),
+                                rng, int(seed) & _M64)
+        src_reg, text = mem.pop("src_reg"), mem.pop("text")
     return Trace(
         kernel=kernel,
         grid=grid,
@@ -797,8 +804,7 @@ def synthetic(
         text=text,
         path_ptr=path_ptr,
         path=path,
-        **(_memory_addresses(op_class, block_start, path_ptr, path, per_cta, rng,
-                             int(seed) & _M64) if with_mem else {}),
+        **mem,
         attrs={"generator": "simt_fast.trace.synthetic", "seed": int(seed), "warp_size": int(warp_size),
                "divergence": float(divergence), "loop_prob": float(loop_prob), "exit_prob": float(exit_prob)},
     )
@@ -808,6 +814,13 @@ def synthetic(
 COALESCED, STRIDED, BROADCAST, RANDOM = range(4)
 GLOBAL_REGION = 1 << 24  # bytes of address space per global memory instruction
 SHARED_REGION = 1 << 12  # bytes per shared memory instruction (48 KiB of shared memory / ~12 arrays)
+LOCAL_SLOT = 64  # bytes of a thread's local frame per local memory instruction (a spilled array)
+CONST_REGION = 1 << 10  # bytes of the constant bank per constant memory instruction
+GUARD_PROB = 0.2  # chance that a memory instruction is guarded by a predicate
+GUARD_OFF = 0.3  # chance that a guarded instruction's guard is false for a thread (NO_ACCESS)
+ATOMIC_PROB = 0.1  # chance that a global/shared store is a reduction (red: read-modify-write)
+WIDTHS = (4, 8, 16)  # bytes per thread access: scalar, 64-bit or v2, v4
+WIDTH_CUM = (0.7, 0.85, 1.0)
 
 
 def _splitmix_np(x: np.ndarray) -> np.ndarray:
@@ -817,22 +830,40 @@ def _splitmix_np(x: np.ndarray) -> np.ndarray:
     return x ^ (x >> np.uint64(31))
 
 
-def _memory_addresses(op_class, block_start, path_ptr, path, per_cta, rng, seed) -> dict:
-    """``mem_ptr``/``mem_addr``: one byte address per executed global/shared instruction, in path order.
+def _memory_addresses(op_class, dst_reg, src_reg, text, block_start, path_ptr, path, per_cta, n_regs, rng,
+                      seed) -> dict:
+    """/mem in the per-instruction layout (DESIGN §3) plus ``mem_bytes``/``mem_kind``.
 
-    Each memory instruction gets a pattern: COALESCED (word ``tid``), STRIDED (word ``tid * s``,
-    s in 2/4/8/32), BROADCAST (one word for every thread) or RANDOM (a hashed word of its region).
-    Global patterns use the grid-wide thread id, shared ones the id within the CTA and a region
-    per instruction; the k-th execution of an instruction by a thread (loop iteration k) moves to
-    the next tile of the region, as a loop walking an array would.
+    One entry per executed memory instruction (global, shared, local, constant), in path order.
+    Each instruction draws an access width (4, 8 or 16 bytes; addresses are aligned to it) and a
+    pattern: COALESCED (element ``tid``), STRIDED (element ``tid * s``, s in 2/4/8/32), BROADCAST
+    (one element for every thread) or RANDOM (a hashed element of its region). Global patterns use
+    the grid-wide thread id and a 16 MiB region per instruction, shared ones the id within the CTA
+    and a 4 KiB region; local accesses are offsets in the thread's own frame (the same offset for
+    every thread, as a spilled array is), constant ones offsets in the bank (broadcast, or indexed
+    by the lane for the RANDOM pattern). The k-th execution of an instruction by a thread (loop
+    iteration k) moves to the next tile of the region, as a loop walking an array would. Some
+    instructions are guarded (their predicate becomes the first source): a thread whose guard is
+    false gets NO_ACCESS. Stores are partly reductions (``red``: MEM_ATOMIC).
     """
     n_instrs = len(op_class)
-    is_mem = (op_class == OpClass.MEM_GLOBAL) | (op_class == OpClass.MEM_SHARED)
+    is_mem = np.isin(op_class, [int(c) for c in _SPACE])
     pattern = np.array([rng.weighted([0.5, 0.75, 0.85, 1.0]) for _ in range(n_instrs)], np.int64)
     stride = np.array([(2, 4, 8, 32)[rng.integers(4)] for _ in range(n_instrs)], np.int64)
-    shared = op_class == OpClass.MEM_SHARED
-    region = np.where(shared, SHARED_REGION, GLOBAL_REGION).astype(np.int64)
-    base = np.where(shared, np.arange(n_instrs) * SHARED_REGION, (1 << 32) + np.arange(n_instrs) * GLOBAL_REGION)
+    width = np.array([WIDTHS[rng.weighted(WIDTH_CUM)] for _ in range(n_instrs)], np.int64)
+    guarded = np.array([rng.random() < GUARD_PROB for _ in range(n_instrs)], np.bool_) & is_mem
+    atomic_draw = np.array([rng.random() < ATOMIC_PROB for _ in range(n_instrs)], np.bool_)
+    glob, shared = op_class == OpClass.MEM_GLOBAL, op_class == OpClass.MEM_SHARED
+    local, const = op_class == OpClass.MEM_LOCAL, op_class == OpClass.MEM_CONST
+    store = is_mem & (dst_reg < 0)
+    atomic = store & (glob | shared) & atomic_draw
+    width = np.where(const | atomic, 4, width)  # constant loads and reductions are 32-bit here
+    mem_kind = np.select([atomic, store, is_mem], [MEM_ATOMIC, MEM_STORE, MEM_LOAD], MEM_NONE).astype(np.uint8)
+    mem_bytes = np.where(is_mem, width, 0).astype(np.uint8)
+    region = np.select([shared, local, const], [SHARED_REGION, LOCAL_SLOT, CONST_REGION], GLOBAL_REGION)
+    index = np.arange(n_instrs, dtype=np.int64)
+    base = np.select([shared, local, const], [index * SHARED_REGION, index * LOCAL_SLOT, index * CONST_REGION],
+                     (1 << 32) + index * GLOBAL_REGION)
 
     # Memory instructions of each block, as a CSR over blocks.
     mem_instrs = np.flatnonzero(is_mem)
@@ -858,21 +889,44 @@ def _memory_addresses(op_class, block_start, path_ptr, path, per_cta, rng, seed)
     k = np.empty(total, np.int64)
     k[order] = rank
 
-    lane = np.where(shared[instr], thread % per_cta, thread)  # shared memory is per CTA
-    words = region[instr] // 4
-    span = np.where(shared[instr], per_cta, len(path_ptr) - 1)
-    pat = pattern[instr]
-    word = np.select(
-        [pat == COALESCED, pat == STRIDED, pat == BROADCAST],
-        [lane + k * span, lane * stride[instr] + k * span * stride[instr], k],
-        default=(_splitmix_np((np.uint64(seed) + key.astype(np.uint64)) ^ (k.astype(np.uint64) << np.uint64(40)))
-                 % words.astype(np.uint64)).astype(np.int64),
-    ) % words
-    mem_addr = (base[instr] + 4 * word).astype(np.uint64)
+    lane = np.where(glob[instr], thread, thread % per_cta)  # only global ids span the grid
+    elems = region[instr] // width[instr]
+    span = np.where(glob[instr], len(path_ptr) - 1, per_cta)
+    pat = np.where(local[instr], BROADCAST, pattern[instr])  # a local offset is the same in every frame
+    hashed = _splitmix_np((np.uint64(seed) + key.astype(np.uint64)) ^ (k.astype(np.uint64) << np.uint64(40)))
+    elem = np.select(
+        [pat == COALESCED, pat == STRIDED, pat == BROADCAST, const[instr]],
+        [lane + k * span, lane * stride[instr] + k * span * stride[instr], k, lane % 16 + k],
+        default=(hashed % elems.astype(np.uint64)).astype(np.int64),
+    ) % elems
+    mem_addr = (base[instr] + width[instr] * elem).astype(np.uint64)
+    off = guarded[instr] & ((hashed >> np.uint64(11)).astype(np.float64) * 2.0**-53 < GUARD_OFF)
+    mem_addr[off] = NO_ACCESS
     mem_ptr = np.zeros(len(path_ptr), np.int64)
     np.cumsum(np.add.reduceat(count, path_ptr[:-1]) if len(count) else np.zeros(len(path_ptr) - 1, np.int64),
               out=mem_ptr[1:])
-    return {"mem_ptr": mem_ptr, "mem_addr": mem_addr}
+
+    # The instructions say what they do: the guard is the first source, the text shows width and kind.
+    src_reg = src_reg.copy()
+    text = list(text)
+    for i in mem_instrs.tolist():
+        space = _SPACE_OF[int(op_class[i])]
+        srcs = [int(r) for r in src_reg[i] if r >= 0]
+        guard = ""
+        if guarded[i]:
+            pred = n_regs + i % N_PREDICATES
+            guard = f"@%p{i % N_PREDICATES} "
+            src_reg[i] = ([pred] + srcs + [-1, -1, -1])[:3]
+        ty = {4: "u32", 8: "u64", 16: "v4.u32"}[int(width[i])]
+        if atomic[i]:
+            text[i] = f"{guard}red.{space}.add.u32 [%r{srcs[0]}], %r{srcs[1]};"
+        elif store[i]:
+            text[i] = f"{guard}st.{space}.{ty} [%r{srcs[0]}], %r{srcs[1]};"
+        else:
+            d = f"%r{int(dst_reg[i])}"
+            text[i] = f"{guard}ld.{space}.{ty} {'{' + d + ', _, _, _}' if width[i] == 16 else d}, [%r{srcs[0]}];"
+    return {"mem_ptr": mem_ptr, "mem_addr": mem_addr, "mem_format": MEM_FORMAT, "mem_bytes": mem_bytes,
+            "mem_kind": mem_kind, "src_reg": src_reg, "text": text}
 
 
 def _ipdom(n_blocks: int, succ_ptr: np.ndarray, succ_idx: np.ndarray) -> np.ndarray:

@@ -23,7 +23,10 @@ from typing import Union
 import numpy as np
 
 from ..ir.model import OpClass
-from .model import MEM_ATOMIC, MEM_NONE, Trace, TraceError
+from .model import MEM_ATOMIC, MEM_FORMAT, MEM_NONE, Trace, TraceError
+
+# op_class values of memory instructions: each has one /mem entry per execution (DESIGN §3)
+MEM_CLASSES = np.array([OpClass.MEM_GLOBAL, OpClass.MEM_SHARED, OpClass.MEM_LOCAL, OpClass.MEM_CONST], np.uint8)
 
 # Path steps checked per numpy pass (bounds the temporaries to ~100 MB).
 STEP_CHUNK = 1 << 22
@@ -132,6 +135,7 @@ def _check_trace(trace: Trace, name: str) -> None:
     _check_header(trace, name)
     n_blocks = _check_cfg(trace, name)
     _check_instrs(trace, name, n_blocks)
+    _check_mem_facts(trace, name)
     _check_paths(trace, name, n_blocks)
     _check_mem(trace, name)
 
@@ -363,18 +367,43 @@ def _check_paths(trace: Trace, name: str, n_blocks: int) -> None:
             )
 
 
-def _check_mem(trace: Trace, name: str) -> None:
+def _check_mem_facts(trace: Trace, name: str) -> None:
+    """/instr/mem_bytes and mem_kind: per-instruction shapes and values (DESIGN §3)."""
+    if trace.mem_bytes is None and trace.mem_kind is None:
+        return
+    if trace.mem_bytes is None or trace.mem_kind is None:
+        raise TraceError(f"{name}: '/instr' has only one of mem_bytes and mem_kind; they come together")
     n_instrs = int(trace.block_start[-1])
-    for field in ("mem_bytes", "mem_kind"):  # optional per-instruction memory facts
-        if getattr(trace, field, None) is None:
-            continue
+    for field in ("mem_bytes", "mem_kind"):
         arr = _int_array(trace, name, field)
         if len(arr) != n_instrs:
-            raise TraceError(f"{name}: '{field}' has {len(arr)} entries for {n_instrs} instructions")
-    kind = getattr(trace, "mem_kind", None)
-    if kind is not None and n_instrs and (kind.min() < MEM_NONE or kind.max() > MEM_ATOMIC):
-        i = int(np.flatnonzero((kind < MEM_NONE) | (kind > MEM_ATOMIC))[0])
-        raise TraceError(f"{name}: instruction {i} has mem_kind {kind[i]}, not one of {MEM_NONE}..{MEM_ATOMIC}")
+            raise TraceError(f"{name}: '{field}' has {len(arr)} entries but block_start covers {n_instrs} instructions")
+        if arr.size and (arr.min() < 0 or arr.max() > 255):
+            raise TraceError(f"{name}: '{field}' has values outside 0..255 (uint8)")
+    kind = trace.mem_kind.astype(np.int64)
+    nbytes = trace.mem_bytes.astype(np.int64)
+    bad = np.flatnonzero(kind > MEM_ATOMIC)
+    if bad.size:
+        i = int(bad[0])
+        raise TraceError(f"{name}: instruction {i} has mem_kind {kind[i]}, not one of 0..{MEM_ATOMIC} (none, load, store, atomic)")
+    is_mem = np.isin(trace.op_class, MEM_CLASSES)
+    bad = np.flatnonzero(~is_mem & ((kind != MEM_NONE) | (nbytes != 0)))
+    if bad.size:
+        i = int(bad[0])
+        raise TraceError(
+            f"{name}: instruction {i} is not a memory instruction (op_class {trace.op_class[i]}) but has "
+            f"mem_bytes {nbytes[i]} and mem_kind {kind[i]}"
+        )
+    bad = np.flatnonzero((kind == MEM_NONE) != (nbytes == 0))
+    if bad.size:
+        i = int(bad[0])
+        raise TraceError(
+            f"{name}: instruction {i} has mem_bytes {nbytes[i]} with mem_kind {kind[i]}; an access has both "
+            f"a size and a kind, a memory hint neither"
+        )
+
+
+def _check_mem(trace: Trace, name: str) -> None:
     if trace.mem_ptr is None and trace.mem_addr is None:
         return
     if trace.mem_ptr is None or trace.mem_addr is None:
@@ -382,3 +411,52 @@ def _check_mem(trace: Trace, name: str) -> None:
     mem_ptr = _int_array(trace, name, "mem_ptr")
     mem_addr = _int_array(trace, name, "mem_addr")
     _check_csr(name, "mem_ptr", mem_ptr, trace.n_threads, len(mem_addr), "thread")
+    if trace.mem_format == "":
+        return  # the older global/shared-only layout: nothing aligns it with instructions (see notes())
+    if trace.mem_format != MEM_FORMAT:
+        raise TraceError(f"{name}: '/mem' has format {trace.mem_format!r}; this simt-fast reads {MEM_FORMAT!r}")
+    # DESIGN §3: one entry per memory instruction on the thread's path, so per thread the entries
+    # equal the sum over its path of the memory instructions of each block.
+    block_start = trace.block_start.astype(np.int64)
+    mem_before = np.concatenate(([0], np.cumsum(np.isin(trace.op_class, MEM_CLASSES))))
+    per_block = mem_before[block_start[1:]] - mem_before[block_start[:-1]]
+    want = _sum_per_thread(per_block, trace.path, trace.path_ptr.astype(np.int64))
+    got = np.diff(mem_ptr.astype(np.int64))
+    bad = np.flatnonzero(got != want)
+    if bad.size:
+        t = int(bad[0])
+        raise TraceError(
+            f"{name}: {_who(trace, t)} has {got[t]} /mem entries but its path holds {want[t]} memory "
+            f"instructions (format {MEM_FORMAT}: one entry per memory instruction, NO_ACCESS when its guard is false)"
+        )
+
+
+def _sum_per_thread(per_block: np.ndarray, path: np.ndarray, ptr: np.ndarray) -> np.ndarray:
+    """Per thread, the sum of ``per_block`` over its path steps (chunked: no int64 copy of the path)."""
+    # prefix[x] = sum over steps before x; read at every path_ptr entry, chunk by chunk
+    prefix_at_ptr = np.zeros(len(ptr), np.int64)
+    carry = 0
+    j = 0  # next ptr entry to fill
+    n_steps = len(path)
+    while j < len(ptr) and ptr[j] == 0:
+        j += 1
+    for lo in range(0, n_steps, STEP_CHUNK):
+        hi = min(lo + STEP_CHUNK, n_steps)
+        c = np.cumsum(per_block[path[lo:hi].astype(np.int64)])
+        k = int(np.searchsorted(ptr, hi, side="right"))  # ptr entries in (lo, hi]
+        prefix_at_ptr[j:k] = carry + c[ptr[j:k] - lo - 1]
+        carry += int(c[-1]) if len(c) else 0
+        j = k
+    return np.diff(prefix_at_ptr)
+
+
+def notes(trace: Trace) -> list:
+    """Facts about a valid trace a user should know (printed by `simt-fast validate`)."""
+    out = []
+    if trace.mem_ptr is not None and trace.mem_format == "":
+        out.append("its /mem group has no format tag: the older global/shared-only layout, which the timing "
+                   "model cannot align with instructions, so memory is treated as perfectly coalesced")
+    if trace.has_mem and trace.mem_bytes is None:
+        out.append("it has no /instr/mem_bytes and mem_kind, so memory "
+                   "instructions are taken as 4-byte loads")
+    return out

@@ -137,7 +137,7 @@ def structural_syncwarp(trace) -> np.ndarray:
 
 def analysis_syncwarp(trace, ptx, kernel=None) -> np.ndarray:
     """``"auto"`` with the full convergence + variance analysis of the PTX the trace was recorded from."""
-    from ...emu.launch import load_kernel
+    from ...emu import load_kernel
     from ...ir.convergence import analyze_convergence
     from ...trace.model import TraceError
 

@@ -1,0 +1,172 @@
+"""Reliability of launches (issue 23): runaway kernels stop at a bound that fits the machine, launch
+sizes are checked against CUDA's limits and this machine before anything is allocated, bad CLI
+inputs are one sentence with exit 2, and SIGTERM during a streamed trace is handled like SIGINT."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from simt_fast.cli import app
+from simt_fast.emu import EmuError, launch
+from simt_fast.emu import device_memory
+
+ROOT = Path(__file__).resolve().parents[1]
+HEAD = ".version 7.0\n.target sm_75\n.address_size 64\n"
+
+ENDLESS = HEAD + """
+.visible .entry spin(.param .u64 out)
+{
+ .reg .b32 %r<3>;
+ mov.u32 %r1, 0;
+LOOP:
+ add.u32 %r1, %r1, 1;
+ bra.uni LOOP;
+}
+"""
+
+FILL = HEAD + """
+.visible .entry fill(.param .u64 out, .param .u32 v)
+{
+ .reg .b32 %r<3>;
+ .reg .b64 %rd<4>;
+ ld.param.u64 %rd1, [out];
+ ld.param.u32 %r2, [v];
+ mov.u32 %r1, %tid.x;
+ mul.wide.u32 %rd2, %r1, 4;
+ add.s64 %rd3, %rd1, %rd2;
+ st.global.u32 [%rd3], %r2;
+ ret;
+}
+"""
+
+
+def test_an_endless_loop_stops_at_the_event_log_bound_with_the_max_insts_message(tmp_path):
+    out = np.zeros(1, np.uint32)
+    with pytest.raises(EmuError) as by_log:
+        launch(ENDLESS, "spin", 1, 32, [out], trace_path=tmp_path / "t.h5", max_log_bytes=1 << 20)
+    with pytest.raises(EmuError) as by_insts:
+        launch(ENDLESS, "spin", 1, 32, [out], max_insts=10_000)
+    log, insts = str(by_log.value), str(by_insts.value)
+    assert "the launch exceeded max_log_bytes=1048576 (0.000977 GiB) of block and memory events for one CTA" in log
+    assert "the launch exceeded max_insts=10000 thread instructions" in insts
+    for msg in (log, insts):  # one message shape: where, what bound, the hint, the CTA, the instruction
+        assert "(an endless loop?) in CTA (0, 0, 0)" in msg and msg.count("\n") == 0
+    assert not list(tmp_path.iterdir())  # the streamed trace's temporary file is gone
+
+
+def test_the_default_log_bound_is_a_quarter_of_the_machine(monkeypatch):
+    from simt_fast.emu import host, limits
+
+    monkeypatch.setattr(limits, "machine_bytes", lambda: 8 << 20)
+    monkeypatch.setattr(host, "default_log_bytes", limits.default_log_bytes)
+    monkeypatch.setattr(host, "machine_bytes", limits.machine_bytes)
+    with pytest.raises(EmuError, match=r"max_log_bytes=2097152 \(0\.00195 GiB, a quarter of this machine's 0\.00781 GiB\)"):
+        launch(ENDLESS, "spin", 1, 32, [np.zeros(1, np.uint32)])
+
+
+@pytest.mark.parametrize("grid, block, pattern", [
+    ((2**31, 1, 1), 32, r"grid x = 2147483648 is more than CUDA allows \(2147483647\)"),
+    ((4294967296, 65536, 65536), 32, r"grid x = 4294967296 is more than CUDA allows"),
+    ((1, 65536), 32, r"grid y = 65536 is more than CUDA allows \(65535\)"),
+    (1, (1, 1, 65), r"block z = 65 is more than CUDA allows \(64\)"),
+    (1, (64, 32), r"block \(64, 32, 1\) has 2048 threads; a CTA has at most 1024"),
+    ("12", 32, r"grid must be an int or a tuple of 1-3 ints, got '12'"),
+    (1.5, 32, r"grid must be an int or a tuple of 1-3 ints, got 1\.5"),
+    ((2, "3"), 32, r"grid must be an int or a tuple of 1-3 ints"),
+    (0, 32, r"every grid dimension must be >= 1"),
+])
+def test_launch_sizes_are_checked_against_cuda(grid, block, pattern):
+    with pytest.raises(EmuError, match=pattern):
+        launch(FILL, "fill", grid, block, [np.zeros(32, np.uint32), np.uint32(1)])
+
+
+def test_a_huge_grid_is_refused_before_anything_runs():
+    args = [np.zeros(4, np.uint32), np.uint32(1)]
+    t0 = time.perf_counter()
+    with pytest.raises(EmuError, match=r"runs 2199023254528 threads, each executing at least the .* more than max_insts"):
+        launch(FILL, "fill", 2**31 - 1, 1024, args)
+    with pytest.raises(EmuError, match=r"an in-memory trace of 2199023254528 threads needs at least .* stream it with trace_path="):
+        launch(FILL, "fill", 2**31 - 1, 1024, args, max_insts=10**18)
+    assert time.perf_counter() - t0 < 5
+
+
+@pytest.mark.parametrize("shared, pattern", [
+    (10_000_000_000_000, r"shared_bytes=10000000000000 plus the kernel's 0 static bytes is more shared memory than a CUDA block can have"),
+    (-1, r"shared_bytes must be a non-negative integer, got -1"),
+    ("5", r"shared_bytes must be a non-negative integer, got '5'"),
+])
+def test_shared_bytes_are_checked(shared, pattern):
+    with pytest.raises(EmuError, match=pattern):
+        launch(FILL, "fill", 1, 32, [np.zeros(32, np.uint32), np.uint32(1)], shared)
+
+
+def test_device_memory_beyond_the_machine_is_refused(monkeypatch):
+    monkeypatch.setattr(device_memory, "machine_bytes", lambda: 1 << 20)
+    with pytest.raises(EmuError, match=r"the launch needs 0\.00\d+ GiB of device memory, more than half of this machine's"):
+        launch(FILL, "fill", 1, 32, [np.zeros(1 << 18, np.uint32), np.uint32(1)])
+
+
+@pytest.mark.parametrize("extra, pattern", [
+    (["--arg", "buf:uint32:64", "--arg", "int32:99999999999"], r"--arg 1 'int32:99999999999': 99999999999 does not fit int32"),
+    (["--arg", "buf:int32:99999999999999", "--arg", "uint32:1"], r"--arg 0 'buf:int32:99999999999999' asks for 99999999999999 elements"),
+    (["--arg", "buf:uint32:64", "--arg", "uint32:1", "--shared-bytes", "10000000000000"], r"is more shared memory than a CUDA block can have"),
+    (["--arg", "buf:uint32:64", "--arg", "float32:1e300"], r"1e300 does not fit float32"),
+])
+def test_cli_inputs_are_one_sentence_exit_2(tmp_path, extra, pattern):
+    ptx = tmp_path / "k.ptx"
+    ptx.write_text(FILL)
+    res = CliRunner().invoke(app, ["trace", str(ptx), "--grid", "1", "--block", "64", "-o", str(tmp_path / "k.h5"), *extra])
+    assert res.exit_code == 2, res.output
+    lines = [line for line in res.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "Traceback" not in res.output
+    assert re.search(pattern, lines[0]), lines[0]
+    res = CliRunner().invoke(app, ["trace", str(ptx), "--grid", "4294967296,65536,65536", "--block", "64",
+                                   "--arg", "buf:uint32:64", "--arg", "uint32:1"])
+    assert res.exit_code == 2 and "grid x = 4294967296 is more than CUDA allows" in res.output
+
+
+LONG = HEAD + """
+.visible .entry slow(.param .u64 out)
+{
+ .reg .pred %p<2>;
+ .reg .b32 %r<4>;
+ mov.u32 %r1, 0;
+LOOP:
+ add.u32 %r1, %r1, 1;
+ setp.lt.u32 %p1, %r1, 2000;
+ @%p1 bra LOOP;
+ ret;
+}
+"""
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_during_a_streamed_trace_removes_the_temporary_file(tmp_path, sig):
+    launch(LONG, "slow", 1, 32, [np.zeros(1, np.uint32)], trace=False)  # numba's cache holds the machine code
+    ptx = tmp_path / "slow.ptx"
+    ptx.write_text(LONG)
+    out = tmp_path / "slow.h5"
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.Popen([sys.executable, "-m", "simt_fast.cli", "trace", str(ptx), "--grid", "20000", "--block",
+                             "256", "--arg", "buf:uint32:1", "-o", str(out)], env=env, cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 300
+    while time.time() < deadline and not list(tmp_path.glob(".slow.h5.*.tmp")):  # the writer has started
+        time.sleep(0.2)
+    time.sleep(1.0)
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode == 128 + sig, err
+    assert f"error: interrupted by {signal.Signals(sig).name}: the trace was not written" in err
+    assert "Traceback" not in err
+    assert not out.exists() and not list(tmp_path.glob(".*.tmp"))
