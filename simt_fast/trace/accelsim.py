@@ -191,6 +191,8 @@ def _header_line(h: Header, name: str, number: int, text: str) -> None:
         elif key == "nvbit version":
             h.nvbit_version = value
         # other keys (later tracer versions) carry nothing the import needs
+    except TraceError:
+        raise
     except ValueError:
         raise TraceError(f"{name}:{number}: header '{key}' has the value '{value}', which is not a number") from None
 
@@ -362,6 +364,8 @@ class _LineParser:
                 k += 1 + n_deltas
             else:
                 raise self.bad(number, f"address mode {mode} is not 0 (list), 1 (base+stride) or 2 (base+deltas)")
+        except TraceError:
+            raise
         except ValueError:
             raise self.bad(number, f"an address field of mode {mode} is not a number") from None
         if addrs and (min(addrs) < 0 or max(addrs) > 0xFFFF_FFFF_FFFF_FFFE):
