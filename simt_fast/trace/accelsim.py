@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import lzma
+from itertools import accumulate
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator, Optional
@@ -38,6 +39,7 @@ from .io import TraceWriter
 from .model import MEM_FORMAT, MEM_NONE, NO_ACCESS, Trace, TraceError
 
 MIN_TRACER_VERSION = 3
+READ_CHUNK = 1 << 22  # bytes read (and hashed) at a time
 TRACE_SUFFIXES = (".traceg", ".traceg.xz")
 WARP = paths.LANES
 Progress = Optional[Callable[[int, int], None]]  # (bytes read, file size)
@@ -141,18 +143,29 @@ def _lines(path: Path, progress: Progress, digest) -> Iterator[tuple]:
     if path.is_dir():
         raise TraceError(f"{name} is a directory, not an Accel-Sim kernel trace")
     size = path.stat().st_size
+    number = 0
+    tail = b""
     with open(path, "rb") as raw:
         stream = lzma.LZMAFile(raw) if name.endswith(".xz") else raw
-        try:
-            for number, data in enumerate(stream, 1):
-                digest.update(data)
-                if progress is not None and number % 65536 == 0:
-                    progress(raw.tell(), size)
-                yield number, data.decode("utf-8", "replace")
-        except (lzma.LZMAError, EOFError) as e:
-            raise TraceError(f"{name} is not a readable xz file ({e}); re-compress it or pass the plain .traceg") from None
-    if progress is not None:
-        progress(size, size)
+        while True:
+            try:
+                chunk = stream.read(READ_CHUNK)
+            except (lzma.LZMAError, EOFError) as e:
+                raise TraceError(f"{name} is not a readable xz file ({e}); re-compress it or pass the plain "
+                                 f".traceg") from None
+            if not chunk:
+                break
+            digest.update(chunk)
+            chunk = tail + chunk
+            cut = chunk.rfind(b"\n") + 1
+            tail = chunk[cut:]
+            for text in chunk[:cut].decode("utf-8", "replace").split("\n")[:-1]:
+                number += 1
+                yield number, text
+            if progress is not None:
+                progress(raw.tell(), size)
+    if tail:
+        yield number + 1, tail.decode("utf-8", "replace")
 
 
 def _triple(name, number, text, value) -> tuple:
@@ -350,17 +363,14 @@ class _LineParser:
                 if k + 2 > len(tokens):
                     raise self.bad(number, "address mode 1 needs a base address and a stride")
                 base, stride = int(tokens[k], 16), int(tokens[k + 1], 10)
-                addrs = [base + j * stride for j in range(n)]
+                addrs = list(range(base, base + n * stride, stride)) if stride else [base] * n
                 k += 2
             elif mode == 2:  # base and the deltas between consecutive threads of the mask
                 n_deltas = max(n - 1, 0)
                 if k + 1 + n_deltas > len(tokens):
                     raise self.bad(number, f"address mode 2 needs a base address and {n_deltas} deltas (threads in "
                                            f"the mask - 1), {len(tokens) - k} fields follow")
-                addrs = [int(tokens[k], 16)]
-                for d in tokens[k + 1:k + 1 + n_deltas]:
-                    addrs.append(addrs[-1] + int(d, 10))
-                addrs = addrs[:n]
+                addrs = list(accumulate(map(int, tokens[k + 1:k + 1 + n_deltas]), initial=int(tokens[k], 16)))[:n]
                 k += 1 + n_deltas
             else:
                 raise self.bad(number, f"address mode {mode} is not 0 (list), 1 (base+stride) or 2 (base+deltas)")
@@ -396,6 +406,20 @@ def parse_kernel(path, progress: Progress = None) -> ParsedKernel:
 
     for number, text in _lines(path, progress, digest):
         last = number
+        tokens = text.split()
+        if len(tokens) >= 6 and warp is not None and warp.expected >= 0 and tokens[0][0] != "#":
+            # an instruction line (every block/warp keyword line has at most four fields)
+            pc, mask, addrs = parser.parse(number, tokens)
+            warp.pc.append(pc)
+            warp.mask.append(mask)
+            warp.line.append(number)
+            warp.addr_ptr.append(len(warp.addrs))
+            warp.has_addr.append(addrs is not None)
+            if addrs:
+                warp.addrs.extend(addrs)
+            n_lines += 1
+            mask_insts += mask.bit_count()
+            continue
         stripped = text.strip()
         if not stripped:
             continue
@@ -455,16 +479,7 @@ def parse_kernel(path, progress: Progress = None) -> ParsedKernel:
             continue
         if warp is None or warp.expected < 0:
             raise TraceError(f"{name}:{number}: an instruction line before the warp's 'warp =' and 'insts =' lines")
-        pc, mask, addrs = parser.parse(number, stripped.split())
-        warp.pc.append(pc)
-        warp.mask.append(mask)
-        warp.line.append(number)
-        warp.addr_ptr.append(len(warp.addrs))
-        warp.has_addr.append(addrs is not None)
-        if addrs:
-            warp.addrs.extend(addrs)
-        n_lines += 1
-        mask_insts += mask.bit_count()
+        parser.parse(number, tokens)  # too few fields for an instruction: raises, naming what is missing
     if parser is None:
         raise TraceError(f"{name}: no thread block (#BEGIN_TB) follows the header, so the trace has no instructions")
     if cta is not None:

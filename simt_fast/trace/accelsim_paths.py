@@ -122,47 +122,32 @@ def recover_groups(pc: np.ndarray, mask: np.ndarray, flow: np.ndarray, target: n
     ``target``: direct-branch targets per PC index (``len(target)`` = unknown); ``lanes``: the
     warp's threads as a lane mask; ``entry``: the PC index every thread starts at.
     """
-    n_pcs = len(flow)
     pcs = pc.tolist()
-    masks = [int(m) for m in mask]
+    masks = mask.tolist()
     flows = flow.tolist()
-    targets = target.tolist()
-    rows, land = landings(pc, mask, (flow[pc] == FLOW_DIRECT) | (flow[pc] == FLOW_INDIRECT))
-    land_of = dict(zip(rows.tolist(), land.tolist()))
+    jumps = _jumps(pc, mask, flow, target)
     groups: list = []
     at = {entry: lanes}  # current PC index -> lanes there (n_pcs: fell past the last PC)
-
-    def move(dest: int, bits: int) -> None:
-        if bits:
-            at[dest] = at.get(dest, 0) | bits
-
     for i, p in enumerate(pcs):
         m = masks[i]
         g = at.pop(p, 0)
-        stray = m & ~g
-        if stray:
-            g |= _repair(i, p, stray, pcs, masks, flows, groups, at, lanes)
+        if m & ~g:
+            g |= _repair(i, p, m & ~g, pcs, masks, flows, groups, at, lanes)
         groups.append(g)
         f = flows[p]
         if f == FLOW_NONE:
-            move(p + 1, g)
+            at[p + 1] = at.get(p + 1, 0) | g
             continue
-        move(p + 1, g & ~m)  # guard false: no jump, no exit
+        rest = g & ~m  # guard false: no jump, no exit
+        if rest:
+            at[p + 1] = at.get(p + 1, 0) | rest
         if f == FLOW_EXIT:
             continue
-        row = land_of[i]
-        t_direct = targets[p] if f == FLOW_DIRECT else n_pcs
-        taken = m
-        while taken:
-            low = taken & -taken
-            taken ^= low
-            lane = low.bit_length() - 1
-            dest = row[lane]
-            if dest < 0:
-                raise PathError(i, lane, "takes this branch but never appears in a later line's mask, "
-                                         "so it never reaches an EXIT")
-            # landing on the next instruction: not taken (BRA.DIV on a converged warp), nothing skipped
-            move(t_direct if t_direct <= dest and dest != p + 1 else dest, low)
+        moves = jumps[i]
+        if isinstance(moves, PathError):
+            raise moves
+        for dest, bits in moves:
+            at[dest] = at.get(dest, 0) | bits
     left = 0
     for bits in at.values():
         left |= bits
@@ -171,6 +156,42 @@ def recover_groups(pc: np.ndarray, mask: np.ndarray, flow: np.ndarray, target: n
         last = max((k for k, g in enumerate(groups) if (g >> lane) & 1), default=0)
         raise PathError(last, lane, "never executes an EXIT with its guard true (this is its last line)")
     return np.array(groups, np.uint32)
+
+
+def _jumps(pc: np.ndarray, mask: np.ndarray, flow: np.ndarray, target: np.ndarray) -> dict:
+    """Rule 2 for every branch line: line -> [(destination PC index, lanes)] for the lanes in its
+    mask (or the PathError of a lane that never shows up again)."""
+    rows, land = landings(pc, mask, (flow[pc] == FLOW_DIRECT) | (flow[pc] == FLOW_INDIRECT))
+    if not len(rows):
+        return {}
+    b = pc[rows]
+    t_direct = np.where(flow[b] == FLOW_DIRECT, target[b], len(flow))[:, None]
+    nxt = (b + 1)[:, None]
+    # landing on the next instruction: not taken (BRA.DIV on a converged warp), nothing skipped
+    dest = np.where((t_direct <= land) & (land != nxt), t_direct, land)
+    in_mask = in_mask_matrix(mask[rows])
+    lost = in_mask & (land < 0)
+    lowest = np.where(in_mask, dest, np.iinfo(np.int64).max).min(axis=1)
+    highest = np.where(in_mask, dest, -1).max(axis=1)
+    out = {}
+    row_masks = mask[rows].tolist()
+    any_lost = lost.any(axis=1).tolist()
+    for r, (line, lo, hi, m) in enumerate(zip(rows.tolist(), lowest.tolist(), highest.tolist(), row_masks)):
+        if any_lost[r]:
+            lane = int(np.flatnonzero(lost[r])[0])
+            out[line] = PathError(line, lane, "takes this branch but never appears in a later line's mask, "
+                                              "so it never reaches an EXIT")
+        elif hi < 0:
+            out[line] = []
+        elif lo == hi:  # the usual case: every taken thread goes to one place
+            out[line] = [(lo, m)]
+        else:
+            by_dest: dict = {}
+            for lane in np.flatnonzero(in_mask[r]).tolist():
+                d = int(dest[r, lane])
+                by_dest[d] = by_dest.get(d, 0) | (1 << lane)
+            out[line] = list(by_dest.items())
+    return out
 
 
 def _repair(i, p, stray, pcs, masks, flows, groups, at, lanes) -> int:
