@@ -25,10 +25,24 @@ from accelsim_helpers import line
 NA = int(NO_ACCESS)
 
 
+MEMORY = [OpClass.MEM_GLOBAL, OpClass.MEM_SHARED, OpClass.MEM_LOCAL, OpClass.MEM_CONST]
+
+
 def load_text(tmp_path, text, name="kernel-1.traceg"):
     trace = accelsim.load(ah.write(tmp_path / name, text))
     validate(trace)
+    check_mem_layout(trace)
     return trace
+
+
+def check_mem_layout(trace):
+    """DESIGN §3 per-instruction /mem: one entry per memory instruction on each thread's path."""
+    assert trace.mem_format == MEM_FORMAT
+    cum = np.concatenate([[0], np.cumsum(np.isin(trace.op_class, MEMORY))])
+    per_block = cum[trace.block_start[1:]] - cum[trace.block_start[:-1]]
+    expected = [int(per_block[trace.thread_path(t)].sum()) for t in range(trace.n_threads)]
+    assert np.diff(trace.mem_ptr).tolist() == expected
+    assert ((trace.mem_bytes > 0) == np.isin(trace.op_class, MEMORY)).all()
 
 
 def pcs_of(trace):
@@ -189,6 +203,31 @@ def test_two_groups_at_one_pc_executed_separately(tmp_path):
         [0x00, 0x10, 0x20, 0x30, 0x40, 0x50]] * 2
     assert [mem_of(t, i) for i in range(4)] == [[0x7F5C1B000000 + 4 * i] for i in range(4)]
     assert t.total_thread_insts() == 5 + 5 + 6 + 6
+
+
+def test_indirect_branch_bra_div_and_a_called_subroutine(tmp_path):
+    """BRX sends lanes 0,1 to 0x20 and lanes 2,3 to 0x40 (each thread its own target); BRA.DIV
+    with every lane in its mask lands on the next instruction (not taken); CALL jumps to the
+    subroutine at 0x90 whose RET (through R20) returns to 0x70. No line at 0x80: never executed."""
+    lines = [
+        line(0x00, 0xF, "S2R", ["R0"], []),
+        line(0x10, 0xF, "BRX", [], ["R2"]),
+        line(0x20, 0x3, "IADD3", ["R1"], ["R0"]),
+        line(0x30, 0x3, "BRA", [], []),
+        line(0x40, 0xC, "IADD3", ["R1"], ["R0"]),
+        line(0x50, 0xC, "BRA.DIV", [], []),
+        line(0x60, 0xF, "CALL.REL.NOINC", [], []),
+        line(0x90, 0xF, "IADD3", ["R1"], ["R1"]),
+        line(0xA0, 0xF, "RET.REL.NODEC", [], ["R20"]),
+        line(0x70, 0xF, "EXIT", [], []),
+    ]
+    t = load_text(tmp_path, ah.trace_text({(0, 0, 0): [lines]}, block=(4, 1, 1)))
+    assert t.label == ["0x0000", "0x0020", "0x0040", "0x0060", "0x0070", "0x0090", "<exit>"]
+    assert [succs(t, b) for b in range(7)] == [[2, 1], [3], [3], [5], [6], [4], []]
+    assert t.ipdom.tolist() == [3, 3, 3, 5, 6, 4, -1]
+    assert [t.thread_path(i).tolist() for i in range(4)] == [[0, 1, 3, 5, 4, 6]] * 2 + [[0, 2, 3, 5, 4, 6]] * 2
+    assert t.total_thread_insts() == 32 == t.attrs["accelsim_thread_insts"]
+    assert t.op_class[pcs_of(t).index(0xA0)] == OpClass.BRANCH and t.src_reg[pcs_of(t).index(0xA0)][0] == 20
 
 
 def test_address_modes_windows_widths_and_kinds(tmp_path):
