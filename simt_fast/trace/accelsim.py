@@ -253,6 +253,7 @@ class _LineParser:
         self.header = header
         self.first = 1 if header.lineinfo else 0
         self.instrs: dict = {}
+        self.checked: set = set()  # texts (mask blanked) of address-free lines already parsed
 
     def bad(self, number: int, what: str):
         return TraceError(f"{self.name}:{number}: {what}")
@@ -273,6 +274,18 @@ class _LineParser:
         if not 0 <= mask <= 0xFFFF_FFFF or pc < 0:
             raise self.bad(number, f"active mask '{tokens[o + 1]}' is not a 32-bit hex number" if pc >= 0
                            else f"PC '{tokens[o]}' is negative")
+        # A line without addresses repeats exactly but for its mask: check each such text once.
+        tokens[o + 1] = ""
+        key = tuple(tokens)
+        if key in self.checked:
+            return pc, mask, None
+        pc, mask, addrs = self._parse_rest(number, tokens, pc, mask)
+        if addrs is None:
+            self.checked.add(key)
+        return pc, mask, addrs
+
+    def _parse_rest(self, number: int, tokens: list, pc: int, mask: int) -> tuple:
+        o = self.first
         ins = self.instrs.get(pc)
         start = o + 2
         if ins is None or tokens[start:start + len(ins.static_tokens)] != ins.static_tokens:
