@@ -335,9 +335,9 @@ def test_guarded_branch_targets_lose_only_predicated_off_steps(tmp_path_factory,
 
 
 @pytest.mark.parametrize("bad, words", [
-    (line(0x10, 0xF, "LDG.E", ["R2"], ["R4"], (4, 2, "0x1000", 4)), "mode 2 needs a base address and 3 deltas"),
+    (line(0x10, 0xF, "LDG.E", ["R2"], ["R4"], (4, 2, "0x1000", 4)), "mode 2 needs a base address and 3 deltas (one per thread of the mask after the first) but 2 fields are left"),
     (line(0x10, 0xF, "LDG.E", ["R2"], ["R4"], (4, 1, "0x1000", "x4")), "an address field of mode 1 is not a number"),
-    (line(0x10, 0xF, "LDG.E", ["R2"], ["R4"], (4, 0, "0x1000", "0x1004")), "mode 0 needs 4 addresses"),
+    (line(0x10, 0xF, "LDG.E", ["R2"], ["R4"], (4, 0, "0x1000", "0x1004")), "mode 0 needs 4 addresses (one per thread of the mask) but 2 fields are left"),
     (line(0x10, 0xF, "LDG.E", ["R2"], ["R4"], (4, 7, 0)), "address mode 7"),
     ("0010 0000000g 0 NOP 0 0", "active mask '0000000g'"),
     ("0010 1ffffffff 0 NOP 0 0", "is not a 32-bit hex number"),

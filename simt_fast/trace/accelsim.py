@@ -241,6 +241,14 @@ class _WarpBuilder:
                          addrs=np.array(self.addrs, np.uint64))
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "es" if noun.endswith("s") else "s")
+
+
+def _left(n: int) -> str:
+    return "1 field is left" if n == 1 else f"{n} fields are left"
+
+
 def _cta_text(cta) -> str:
     return "(" + ",".join(str(v) for v in cta) + ")"
 
@@ -368,8 +376,8 @@ class _LineParser:
         try:
             if mode == 0:  # one address per thread of the mask
                 if k + n > len(tokens):
-                    raise self.bad(number, f"address mode 0 needs {n} addresses (one per thread of the mask), "
-                                           f"{len(tokens) - k} fields follow")
+                    raise self.bad(number, f"address mode 0 needs {_count(n, 'address')} (one per thread of the "
+                                           f"mask) but {_left(len(tokens) - k)}")
                 addrs = [int(a, 16) for a in tokens[k:k + n]]
                 k += n
             elif mode == 1:  # base and stride
@@ -381,8 +389,8 @@ class _LineParser:
             elif mode == 2:  # base and the deltas between consecutive threads of the mask
                 n_deltas = max(n - 1, 0)
                 if k + 1 + n_deltas > len(tokens):
-                    raise self.bad(number, f"address mode 2 needs a base address and {n_deltas} deltas (threads in "
-                                           f"the mask - 1), {len(tokens) - k} fields follow")
+                    raise self.bad(number, f"address mode 2 needs a base address and {_count(n_deltas, 'delta')} (one "
+                                           f"per thread of the mask after the first) but {_left(len(tokens) - k)}")
                 addrs = list(accumulate(map(int, tokens[k + 1:k + 1 + n_deltas]), initial=int(tokens[k], 16)))[:n]
                 k += 1 + n_deltas
             else:
