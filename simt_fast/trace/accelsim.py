@@ -287,12 +287,13 @@ class _LineParser:
         key = tuple(tokens)
         if key in self.checked:
             return pc, mask, None
-        pc, mask, addrs = self._parse_rest(number, tokens, pc, mask)
+        addrs = self._rest(number, tokens, pc, mask)
         if addrs is None:
             self.checked.add(key)
         return pc, mask, addrs
 
-    def _parse_rest(self, number: int, tokens: list, pc: int, mask: int) -> tuple:
+    def _rest(self, number: int, tokens: list, pc: int, mask: int) -> Optional[list]:
+        """Check the fields after the mask; the decoded addresses, or None for a line without."""
         o = self.first
         ins = self.instrs.get(pc)
         start = o + 2
@@ -309,7 +310,7 @@ class _LineParser:
         addrs = None
         k += 1
         if width and sass.family(ins.opcode) in sass.TMA_FAMILIES:
-            return pc, mask, None  # bulk-copy transfer list: not per-thread addresses (sass.TMA_FAMILIES)
+            return None  # bulk-copy transfer list: not per-thread addresses (sass.TMA_FAMILIES)
         if width:
             addrs, k = self._addresses(number, tokens, k, mask)
             if ins.mem_width == 0:
@@ -322,7 +323,7 @@ class _LineParser:
                 int(tokens[k], 10)
             except ValueError:
                 raise self.bad(number, f"the last field '{tokens[k]}' is not an immediate value (a decimal integer)") from None
-        return pc, mask, addrs
+        return addrs
 
     def _registers(self, number: int, tokens: list, k: int, role: str) -> tuple:
         try:
