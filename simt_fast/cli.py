@@ -27,6 +27,7 @@ COMMAND_MODULES = [
     "analyze",
     "run",
     "dynamic",
+    "accelsim",
 ]
 
 
