@@ -18,7 +18,7 @@ import numpy as np
 from simt_fast.workloads import LaunchSpec, Workload, fill
 
 SIZES = {"tiny": (6, 1024, 16), "default": (8, 8192, 96)}  # (log2 side, chains, steps)
-R1, R2 = 1, 4
+R1, R2 = 2, 4  # proposal half-widths (powers of two)
 N_BUMPS = 12
 BLOCK = 128
 
@@ -57,19 +57,24 @@ def make(size: str, rng: np.random.Generator) -> LaunchSpec:
     return LaunchSpec((n_chains + BLOCK - 1) // BLOCK, BLOCK, args, outputs=(9, 10, 11, 12), arg_names=names)
 
 
+def step(bits: np.ndarray, r: int) -> np.ndarray:
+    """Displacement uniform over -r..-1, 1..r from the low bits of ``bits``."""
+    b = bits.astype(np.int64) & (2 * r - 1)
+    return np.where(b < r, b - r, b - r + 1)
+
+
 def move(s: np.ndarray, word: np.ndarray, r: int, log2_side: int) -> np.ndarray:
     side = 1 << log2_side
-    span = 2 * r + 1
-    dx = ((word.astype(np.int64) & 0xFFFF) * span >> 16) - r
-    dy = ((word.astype(np.int64) >> 16) * span >> 16) - r
-    return ((s // side + dy) % side) * side + (s % side + dx) % side
+    return ((s // side + step(word >> np.uint64(16), r)) % side) * side + (s % side + step(word, r)) % side
 
 
-def torus_within(a: np.ndarray, b: np.ndarray, r: int, log2_side: int) -> np.ndarray:
+def reachable(a: np.ndarray, b: np.ndarray, r: int, log2_side: int) -> np.ndarray:
+    """Both torus offsets from a to b are non-zero and at most r (q1(a -> b) > 0)."""
     side = 1 << log2_side
     dx = np.abs(a % side - b % side)
     dy = np.abs(a // side - b // side)
-    return (np.minimum(dx, side - dx) <= r) & (np.minimum(dy, side - dy) <= r)
+    dx, dy = np.minimum(dx, side - dx), np.minimum(dy, side - dy)
+    return (dx >= 1) & (dx <= r) & (dy >= 1) & (dy <= r)
 
 
 def run_chains(weight, observable, start, random, n_steps, log2_side, r1, r2):
@@ -89,7 +94,7 @@ def run_chains(weight, observable, start, random, n_steps, log2_side, r1, r2):
         y2 = move(x, words[t, 2], r2, log2_side)
         w2 = w[y2]
         # the first stage rejects only if w1 < wx, so wx - w1 is positive where it is used
-        acc2 = (~acc1 & (w2 > w1) & torus_within(y1, y2, r1, log2_side)
+        acc2 = (~acc1 & (w2 > w1) & reachable(y2, y1, r1, log2_side)
                 & (words[t, 3] * (wx - np.minimum(w1, wx)) < ((w2 - np.minimum(w1, w2)) << np.uint64(32))))
         x = np.where(acc1, y1, np.where(acc2, y2, x))
         first += acc1

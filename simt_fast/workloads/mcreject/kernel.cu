@@ -2,7 +2,7 @@
 // Markov chain per thread, on a tabulated target over a periodic 2-D grid of states (the
 // many-chains-in-parallel pattern of GPU Monte Carlo codes).
 //
-// Each step proposes a short move y1 (uniform in a window of radius r1) and accepts it with
+// Each step proposes a short move y1 (uniform over the offsets of half-width r1) and accepts it with
 // probability min(1, w[y1] / w[x]).  Accepted: the chain moves and reads the new state's
 // observable.  Rejected: instead of staying, the chain makes a second, longer proposal y2
 // (radius r2) and accepts it with the delayed-rejection probability, which for symmetric
@@ -19,24 +19,32 @@
 // and step, read as one 16-byte vector.  Every acceptance test is an exact 64-bit integer comparison (u / 2^32 < a / b  <=>  u * b < a * 2^32), so the numpy
 // reference makes the same decisions.
 
-// State s moved by a displacement uniform in [-r, r]^2 (multiply-shift of the word's two
-// 16-bit halves), wrapping around the periodic grid.
-__device__ __forceinline__ int move(int s, unsigned word, int r, int log2_side)
+// One axis of a proposal: uniform over the 2r non-zero displacements -r..-1, 1..r (r a power
+// of two, so the low bits of a random word pick one exactly uniformly and the proposal is
+// symmetric, as Metropolis-Hastings needs).
+__device__ __forceinline__ int step(unsigned bits, int r)
 {
-    unsigned span = 2 * r + 1;
-    int dx = (int)(((word & 0xffffu) * span) >> 16) - r;
-    int dy = (int)(((word >> 16) * span) >> 16) - r;
-    int mask = (1 << log2_side) - 1;
-    return ((((s >> log2_side) + dy) & mask) << log2_side) | ((s + dx) & mask);
+    int b = (int)(bits & (unsigned)(2 * r - 1));
+    return b < r ? b - r : b - r + 1;
 }
 
-// Chebyshev distance between two states on the torus is at most r.
-__device__ __forceinline__ bool within(int a, int b, int r, int log2_side)
+// State s moved by a random displacement of half-width r on each axis, wrapping around.
+__device__ __forceinline__ int move(int s, unsigned word, int r, int log2_side)
+{
+    int mask = (1 << log2_side) - 1;
+    int x = (s + step(word, r)) & mask;
+    int y = ((s >> log2_side) + step(word >> 16, r)) & mask;
+    return (y << log2_side) | x;
+}
+
+// Could a proposal of half-width r from a have produced b (both torus offsets in -r..-1, 1..r)?
+__device__ __forceinline__ bool reachable(int a, int b, int r, int log2_side)
 {
     int side = 1 << log2_side;
-    int dx = ((a - b) & (side - 1));
-    int dy = (((a >> log2_side) - (b >> log2_side)) & (side - 1));
-    return min(dx, side - dx) <= r && min(dy, side - dy) <= r;
+    int dx = (b - a) & (side - 1), dy = ((b >> log2_side) - (a >> log2_side)) & (side - 1);
+    dx = min(dx, side - dx);
+    dy = min(dy, side - dy);
+    return dx >= 1 && dx <= r && dy >= 1 && dy <= r;
 }
 
 extern "C" __global__ void dr_metropolis(const unsigned* __restrict__ weight,
@@ -70,7 +78,7 @@ extern "C" __global__ void dr_metropolis(const unsigned* __restrict__ weight,
         } else {
             int y2 = move(x, u2, r2, log2_side);
             unsigned w2 = weight[y2];
-            if (w2 > w1 && within(y1, y2, r1, log2_side)
+            if (w2 > w1 && reachable(y2, y1, r1, log2_side)
                 && (unsigned long long)u3 * (wx - w1) < ((unsigned long long)(w2 - w1) << 32)) {
                 x = y2;
                 wx = w2;

@@ -24,23 +24,23 @@ BLOCK = 128
 
 
 def random_matrix(n_rows: int, n_halo: int, rng: np.random.Generator):
-    """CSR (row_ptr, col, val) of an n_rows x (n_rows + n_halo) block."""
-    length = np.clip(np.rint(rng.lognormal(np.log(12.0), 0.8, n_rows)), 1, MAX_ROW).astype(np.int32)
+    """CSR (row_ptr, col, val) of an n_rows x (n_rows + n_halo) block, each row's columns distinct."""
+    length = np.clip(np.rint(rng.lognormal(np.log(12.0), 0.8, n_rows)), 1, MAX_ROW).astype(np.int64)
     halo_share = np.where(rng.random(n_rows) < 0.4, 0.0, rng.beta(0.8, 1.6, n_rows))
-    cols = []
-    for r in range(n_rows):
-        n_h = min(int(rng.binomial(length[r], halo_share[r])), n_halo)
-        n_l = min(int(length[r]) - n_h, n_rows)
-        near = r + np.rint(rng.normal(0.0, 8.0, n_l)).astype(np.int64)
-        far = rng.integers(0, n_rows, n_l)
-        local = np.where(rng.random(n_l) < 0.8, np.clip(near, 0, n_rows - 1), far)
-        halo = n_rows + rng.integers(0, n_halo, n_h)
-        cols.append(rng.permutation(np.unique(np.concatenate([local, halo]))))
+    row = np.repeat(np.arange(n_rows), length)
+    is_halo = rng.random(len(row)) < halo_share[row]
+    near = np.clip(row + np.rint(rng.normal(0.0, 8.0, len(row))).astype(np.int64), 0, n_rows - 1)
+    local = np.where(rng.random(len(row)) < 0.8, near, rng.integers(0, n_rows, len(row)))
+    col = np.where(is_halo, n_rows + rng.integers(0, n_halo, len(row)), local)
+    # drop repeated (row, col) pairs, then put each row's entries in random order
+    keep = np.unique(row * (n_rows + n_halo) + col)
+    row, col = keep // (n_rows + n_halo), keep % (n_rows + n_halo)
+    order = np.lexsort((rng.random(len(row)), row))
+    row, col = row[order], col[order]
     row_ptr = np.zeros(n_rows + 1, np.int32)
-    np.cumsum([len(c) for c in cols], out=row_ptr[1:])
-    col = np.concatenate(cols).astype(np.int32)
+    np.cumsum(np.bincount(row, minlength=n_rows), out=row_ptr[1:])
     val = rng.uniform(-1.0, 1.0, len(col)).astype(np.float32)
-    return row_ptr, col, val
+    return row_ptr, col.astype(np.int32), val
 
 
 def make(size: str, rng: np.random.Generator) -> LaunchSpec:
