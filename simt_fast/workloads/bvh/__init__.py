@@ -20,16 +20,21 @@ from simt_fast.workloads import LaunchSpec, Workload, fill
 SIZES = {"tiny": (512, 256), "default": (8192, 4096)}  # (rays, spheres)
 BLOCK = 128
 LEAF_SIZE = 4
-SCENE = 100.0
+SCENE = 100.0  # cube side for DENSITY_SPHERES spheres; smaller scenes keep the same density
+DENSITY_SPHERES = 4096
 FAR = np.float32(1.0e30)
 EPS = np.float32(1e-3)
 F = np.float32
 
 
+def scene_side(n_spheres: int) -> float:
+    return SCENE * (n_spheres / DENSITY_SPHERES) ** (1.0 / 3.0)
+
+
 def spheres_in_cube(n: int, rng: np.random.Generator) -> np.ndarray:
     """(n, 4) float32 centres and radii; radii log-uniform so boxes overlap unevenly."""
     s = np.empty((n, 4), np.float32)
-    s[:, :3] = rng.uniform(0.0, SCENE, (n, 3))
+    s[:, :3] = rng.uniform(0.0, scene_side(n), (n, 3))
     s[:, 3] = np.exp(rng.uniform(np.log(0.3), np.log(3.0), n))
     return s
 
@@ -66,10 +71,10 @@ def build_bvh(spheres: np.ndarray):
     return (np.array(boxes, np.float32), np.array(info, np.int32), np.array(prims, np.int32))
 
 
-def random_rays(n: int, rng: np.random.Generator) -> np.ndarray:
+def random_rays(n: int, side: float, rng: np.random.Generator) -> np.ndarray:
     """(n, 6) float32: origins inside the scene, unit directions (no zero component)."""
     r = np.empty((n, 6), np.float32)
-    r[:, :3] = rng.uniform(0.05 * SCENE, 0.95 * SCENE, (n, 3))
+    r[:, :3] = rng.uniform(0.05 * side, 0.95 * side, (n, 3))
     d = rng.normal(size=(n, 3))
     d[np.abs(d) < 1e-6] = 1e-6
     r[:, 3:] = d / np.linalg.norm(d, axis=1, keepdims=True)
@@ -80,7 +85,7 @@ def make(size: str, rng: np.random.Generator) -> LaunchSpec:
     n_rays, n_spheres = SIZES[size]
     spheres = spheres_in_cube(n_spheres, rng)
     node_box, node_info, prim_idx = build_bvh(spheres)
-    rays = random_rays(n_rays, rng)
+    rays = random_rays(n_rays, scene_side(n_spheres), rng)
     args = [node_box.ravel(), node_info.ravel(), prim_idx, spheres.ravel(), rays.ravel(), np.int32(n_rays),
             fill(n_rays, np.float32, np.nan), fill(n_rays, np.int32, -7)]
     names = ("node_box", "node_info", "prim_idx", "spheres", "rays", "n_rays", "hit_t", "hit_prim")
