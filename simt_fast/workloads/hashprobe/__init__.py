@@ -15,7 +15,7 @@ import numpy as np
 
 from simt_fast.workloads import LaunchSpec, Workload, fill
 
-SIZES = {"tiny": (10, 1024), "default": (16, 16384)}  # (log2 table slots, probe rows)
+SIZES = {"tiny": (10, 1024), "default": (17, 65536)}  # (log2 table slots, probe rows)
 LOAD = 0.7
 HIT_FRACTION = 0.6
 N_GROUPS = 64
