@@ -4,7 +4,7 @@ The generator draws a directed graph in CSR form by destination: in-degrees from
 tail (most vertices a few in-edges, some up to ``MAX_IN_DEGREE``) and sources skewed towards low
 ids (hubs with a large out-degree).  About ``TD_FRACTION`` of the edges are time-dependent: they
 point at one of a few hundred travel-time profiles (``TD_SLOTS`` points over a periodic day, with
-random rush hours); the others have a constant travel time.  Bellman-Ford rounds from vertex 0 run
+random rush hours); the others flow freely: their length over the speed of their road class.  Bellman-Ford rounds from vertex 0 run
 in numpy to the fixed point, and the kernel gets the labels before the busiest round once most
 vertices are reached, so most edges are live and many still relax.
 
@@ -108,7 +108,7 @@ def reference(spec: LaunchSpec) -> dict:
 
 WORKLOAD = Workload(
     name="sssp",
-    description="Time-dependent SSSP Bellman-Ford round (pull, CSR in-edges): constant vs profile travel time per edge (seed 001 multi-path study)",
+    description="Time-dependent SSSP Bellman-Ford round (pull, CSR in-edges): free-flow vs profile travel time per edge (seed 001 multi-path study)",
     kernel="sssp_round",
     make=make,
     sizes=tuple(SIZES),
