@@ -4,9 +4,10 @@ The generator draws a directed graph in CSR form by destination: in-degrees from
 tail (most vertices a few in-edges, some up to ``MAX_IN_DEGREE``) and sources skewed towards low
 ids (hubs with a large out-degree).  About ``TD_FRACTION`` of the edges are time-dependent: they
 point at one of a few hundred travel-time profiles (``TD_SLOTS`` points over a periodic day, with
-random rush hours); the others flow freely: their length over the speed of their road class.  Bellman-Ford rounds from vertex 0 run
-in numpy to the fixed point, and the kernel gets the labels before the busiest round once most
-vertices are reached, so most edges are live and many still relax.
+random rush hours); the others flow freely: their length over the speed of their road class.
+Bellman-Ford rounds from vertex 0 run in numpy to the fixed point, and the kernel gets the labels
+before the busiest round once most vertices are reached, so most edges are live and many still
+relax.
 
 The reference recomputes that round from the edge list, all edges at once, as a minimum per
 vertex of packed (arrival, predecessor) keys.
