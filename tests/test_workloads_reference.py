@@ -340,3 +340,287 @@ def test_multientry_hand_worked_lines(line, counts):
     from simt_fast.workloads import multientry
 
     assert multientry.scan_counts(line) == counts
+
+
+# --- the multi-path study's workloads (bvh, hashprobe, spmv, sssp, mcreject) ----------------------
+
+def test_bvh_hand_worked_sphere_hits():
+    from simt_fast.workloads import bvh
+
+    spheres = np.array([[0, 0, 10, 1], [0, 0, 10, 1], [0, 0, 5, 1]], np.float32)
+    rays = np.array([[0, 0, 0, 0, 0, 1],     # along +z: sphere 2 at t = 5 - 1
+                     [0, 0, 10, 1, 0, 0],    # from the centre of spheres 0/1: far root, t = 1 (tie -> id 0)
+                     [0, 0, 0, 1, 0, 0]], np.float32)  # misses everything
+    t, p = bvh.nearest_hits(spheres, rays)
+    assert t.tolist() == [4.0, 1.0, float(bvh.FAR)] and p.tolist() == [2, 0, -1]
+    t, p = bvh.nearest_hits(spheres[:2], rays[:1])
+    assert (t.tolist(), p.tolist()) == ([9.0], [0])  # b = -10, c = 99, disc = 1: t = 10 - 1
+
+
+def test_bvh_tree_holds_every_sphere_once_inside_nested_boxes():
+    from simt_fast.workloads import bvh
+
+    spec = tiny("bvh", seed=1)
+    spheres = spec.arg("spheres").reshape(-1, 4)
+    box, info, prims = spec.arg("node_box").reshape(-1, 6), spec.arg("node_info").reshape(-1, 2), spec.arg("prim_idx")
+    assert sorted(prims.tolist()) == list(range(len(spheres)))
+    seen = []
+    for k, (first, count) in enumerate(info.tolist()):
+        if count == 0:
+            for c in (first, first + 1):
+                assert (box[c, :3] >= box[k, :3]).all() and (box[c, 3:] <= box[k, 3:]).all()
+        else:
+            assert 1 <= count <= bvh.LEAF_SIZE
+            s = spheres[prims[first:first + count]]
+            assert (s[:, :3] - s[:, 3:] > box[k, :3]).all() and (s[:, :3] + s[:, 3:] < box[k, 3:]).all()
+            seen.append(count)
+    assert sum(seen) == len(spheres) and len(info) == 2 * len(seen) - 1
+
+
+def test_bvh_stack_traversal_model_finds_the_brute_force_hit():
+    # The kernel's traversal in Python (float64 slab tests), against the brute-force reference.
+    spec = tiny("bvh", seed=2)
+    box, info, prims = spec.arg("node_box").reshape(-1, 6), spec.arg("node_info").reshape(-1, 2), spec.arg("prim_idx")
+    spheres, rays = spec.arg("spheres").reshape(-1, 4), spec.arg("rays").reshape(-1, 6)
+    from simt_fast.workloads import bvh
+
+    want_t, want_p = bvh.nearest_hits(spheres, rays)
+    visited = []
+    for i in range(0, len(rays), 3):
+        o, d = rays[i, :3].astype(np.float64), rays[i, 3:].astype(np.float64)
+
+        def entry(k, best):
+            t0, t1 = (box[k, :3] - o) / d, (box[k, 3:] - o) / d
+            lo, hi = max(np.minimum(t0, t1).max(), 0.0), np.maximum(t0, t1).min()
+            return lo if lo <= hi and lo <= best else None
+
+        best, best_p, stack, steps = float(bvh.FAR), -1, [0], 0
+        while stack:
+            k = stack.pop()
+            steps += 1
+            if entry(k, best) is None:
+                continue
+            first, count = info[k]
+            if count:
+                t = bvh.hit_spheres(spheres[prims[first:first + count]], rays[i:i + 1, :3], rays[i:i + 1, 3:])[0]
+                j = int(np.argmin(t))
+                if t[j] < best or (t[j] == best and prims[first + j] < best_p):
+                    best, best_p = float(t[j]), int(prims[first + j])
+            else:
+                stack += [first, first + 1]
+        assert (np.float32(best), best_p) == (want_t[i], want_p[i])
+        visited.append(steps)
+    assert np.mean(visited) < 0.5 * len(info)  # the tree prunes: rays visit a minority of the nodes
+    assert 0.2 < (want_p >= 0).mean() < 1.0  # hits and misses
+
+
+def _hash_collisions(mask, n):
+    from simt_fast.workloads import hashprobe
+
+    keys = np.arange(1, 5000, dtype=np.uint32)
+    home = hashprobe.mix32(keys) & np.uint32(mask)
+    h = int(np.bincount(home).argmax())
+    return keys[home == h][:n], h
+
+
+def test_hashprobe_hand_worked_probe_and_join():
+    from simt_fast.workloads import hashprobe
+
+    (a, b, c, absent), h = _hash_collisions(7, 4)  # four keys with the same home slot h
+    table, slots = hashprobe.build_table(np.array([a, b, c], np.uint32), 3)
+    assert slots.tolist() == [h, (h + 1) & 7, (h + 2) & 7]
+    # build rows: key a twice (5, 7), b once (-3), c once (10); probe c, a, absent, b
+    row_key = np.array([0, 1, 0, 2])
+    args = [table, None, None, np.array([5, -3, 7, 10], np.int32), np.array([c, a, absent, b], np.uint32),
+            np.array([0, 1, 2, 3], np.int32), np.array([100, 200, 300, 400], np.int32), np.int32(4), np.uint32(7),
+            None, None, None]
+    names = ("table_keys", "table_head", "build_next", "build_val", "probe_keys", "probe_group", "group_default",
+             "n_probe", "slot_mask", "out_sum", "out_count", "out_probes")
+    spec = workloads.LaunchSpec(1, 32, args, arg_names=names,
+                                meta={"build_keys": np.array([a, b, c], np.uint32), "row_key": row_key})
+    ref = hashprobe.reference(spec)
+    assert ref["out_sum"].tolist() == [10, 12, 300, -3]
+    assert ref["out_count"].tolist() == [1, 2, 0, 1]
+    assert ref["out_probes"].tolist() == [3, 1, 4, 2]
+
+
+def test_hashprobe_table_walk_model_matches_reference():
+    from simt_fast.workloads import hashprobe
+
+    spec = tiny("hashprobe", seed=2)
+    tk, head, nxt, val = (spec.arg(k).tolist() for k in ("table_keys", "table_head", "build_next", "build_val"))
+    keys, group, default = (spec.arg(k).tolist() for k in ("probe_keys", "probe_group", "group_default"))
+    mask = int(spec.arg("slot_mask"))
+    ref = hashprobe.reference(spec)
+    for i in range(0, len(keys), 3):  # the kernel's loop, one probe at a time
+        slot, probes = int(hashprobe.mix32(np.array([keys[i]]))[0]) & mask, 1
+        while tk[slot] not in (keys[i], 0xFFFFFFFF):
+            slot, probes = (slot + 1) & mask, probes + 1
+        if tk[slot] == keys[i]:
+            rows = []
+            r = head[slot]
+            while r >= 0:
+                rows.append(val[r])
+                r = nxt[r]
+            want = (sum(rows), len(rows), probes)
+        else:
+            want = (default[group[i]], 0, probes)
+        assert (ref["out_sum"][i], ref["out_count"][i], ref["out_probes"][i]) == want
+    assert 0.69 < np.mean(np.array(tk) != 0xFFFFFFFF) < 0.71  # ~70% load
+    assert 0.5 < np.mean(ref["out_count"] > 0) < 0.7 and ref["out_probes"].max() > 4 and ref["out_count"].max() > 2
+
+
+def test_spmv_hand_worked_and_dense_product():
+    from simt_fast.workloads import spmv
+
+    # row 0: halo column 2 (2.0) then local column 0 (3.0); row 1: local column 1 (4.0)
+    args = [np.array([0, 2, 3], np.int32), np.array([2, 0, 1], np.int32), np.array([2, 3, 4], np.float32),
+            np.array([1, 5], np.float32), np.array([0], np.int32), np.array([7], np.float32), np.int32(2), np.int32(2), None]
+    names = ("row_ptr", "col", "val", "x", "halo_slot", "x_halo", "n_rows", "n_local", "y")
+    assert spmv.reference(workloads.LaunchSpec(1, 32, args, arg_names=names))["y"].tolist() == [3 + 2 * 7, 4 * 5]
+
+    spec = tiny("spmv", seed=1)
+    row_ptr, col, val = spec.arg("row_ptr"), spec.arg("col"), spec.arg("val")
+    n, n_halo = int(spec.arg("n_local")), len(spec.arg("x_halo"))
+    dense = np.zeros((n, n + n_halo))
+    np.add.at(dense, (np.repeat(np.arange(n), np.diff(row_ptr)), col), val)
+    x = np.concatenate([spec.arg("x"), spec.arg("x_halo")[spec.arg("halo_slot")]]).astype(np.float64)
+    np.testing.assert_allclose(spmv.reference(spec)["y"], dense @ x, rtol=1e-4, atol=1e-4)
+    lengths = np.diff(row_ptr)
+    assert lengths.max() <= spmv.MAX_ROW and lengths.max() > 6 * np.median(lengths)  # skewed rows
+    halo = col >= n
+    interleaved = sum(halo[s:e].any() and not halo[s:e].all() and (np.diff(halo[s:e].astype(int)) < 0).any()
+                      for s, e in zip(row_ptr[:-1], row_ptr[1:]))
+    assert 0.15 < halo.mean() < 0.35 and interleaved > 50  # halo entries before local ones in many rows
+
+
+def test_sssp_hand_worked_rounds_and_profile_interpolation():
+    from simt_fast.workloads import sssp
+
+    inf = sssp.INF
+    profile = np.full(sssp.TD_SLOTS, 30, np.int32)
+    profile[1], profile[2] = 40, 60
+    # departure 96 = slot 1 + 32/64: halfway between 40 and 60
+    assert sssp.travel_times(np.array([0]), np.array([0]), np.array([0]), np.array([10]), profile, np.array([96])) == [50]
+    # in-edges: 1 <- 0 (free flow, 100 m at 10 m/unit); 2 <- 0 (profile 0); 2 <- 1 (free flow, 25 m: 3 units)
+    graph = (np.array([0, 0, 1, 3], np.int32), np.array([0, 0, 1], np.int32), np.array([-1, 0, -1], np.int32),
+             np.array([100, 0, 25], np.int32), np.array([0, 0, 0], np.int32), np.array([10], np.int32), profile)
+    dist, pred = np.array([0, inf, inf], np.int32), np.full(3, -1, np.int32)
+    dist, pred = sssp.relax_round(*graph, dist, pred)
+    assert dist.tolist() == [0, 10, 30] and pred.tolist() == [-1, 0, 0]
+    dist, pred = sssp.relax_round(*graph, dist, pred)
+    assert dist.tolist() == [0, 10, 13] and pred.tolist() == [-1, 0, 1]
+
+
+def test_sssp_rounds_reach_dijkstra_on_free_flow_edges():
+    import heapq
+
+    from simt_fast.workloads import sssp
+
+    spec = tiny("sssp", seed=1)
+    row_ptr, src = spec.arg("row_ptr"), spec.arg("src")
+    length, road_class, speed = spec.arg("length"), spec.arg("road_class"), spec.arg("class_speed")
+    n = len(row_ptr) - 1
+    free = np.full(len(src), -1, np.int32)
+    dist, pred = np.where(np.arange(n) == 0, 0, sssp.INF).astype(np.int32), np.full(n, -1, np.int32)
+    for _ in range(n):
+        nxt = sssp.relax_round(row_ptr, src, free, length, road_class, speed, spec.arg("profile"), dist, pred)
+        if np.array_equal(nxt[0], dist) and np.array_equal(nxt[1], pred):
+            break
+        dist, pred = nxt
+    out = [[] for _ in range(n)]
+    for v in range(n):
+        for e in range(row_ptr[v], row_ptr[v + 1]):
+            s = int(speed[road_class[e]])
+            out[src[e]].append((v, (int(length[e]) + s - 1) // s))
+    best, heap = {0: 0}, [(0, 0)]
+    while heap:
+        d, u = heapq.heappop(heap)
+        if d > best[u]:
+            continue
+        for v, w in out[u]:
+            if d + w < best.get(v, sssp.INF):
+                best[v] = d + w
+                heapq.heappush(heap, (d + w, v))
+    assert dist.tolist() == [best.get(v, sssp.INF) for v in range(n)]
+    spec_ref = workloads.get("sssp").reference(spec)
+    assert 0.05 < np.mean(spec_ref["new_dist"] != spec.arg("dist")) and 0.4 < np.mean(spec.arg("profile_of") >= 0) < 0.6
+
+
+def test_mcreject_delayed_rejection_kernel_satisfies_detailed_balance():
+    # The exact transition matrix of one step (both stages, every proposal) on an 8 x 8 torus:
+    # pi_x P[x, y] == pi_y P[y, x], so the target is the chain's stationary distribution.
+    from simt_fast.workloads import mcreject
+
+    log2_side, side = 3, 8
+    r1, r2 = mcreject.R1, mcreject.R2
+    w = np.random.default_rng(5).integers(1, 1 << 20, side * side).astype(np.float64)
+
+    def offsets(r):
+        axis = [d for d in range(-r, r + 1) if d]
+        return [(dx, dy) for dx in axis for dy in axis]
+
+    def moved(s, dx, dy):
+        return ((s // side + dy) % side) * side + (s % side + dx) % side
+
+    P = np.zeros((side * side, side * side))
+    for x in range(side * side):
+        for d1 in offsets(r1):
+            y1 = moved(x, *d1)
+            q1 = 1 / len(offsets(r1))
+            a1 = min(1.0, w[y1] / w[x])
+            P[x, y1] += q1 * a1
+            for d2 in offsets(r2):
+                y2 = moved(x, *d2)
+                q2 = q1 * (1 - a1) / len(offsets(r2))
+                ok = w[y2] > w[y1] and mcreject.reachable(np.array([y2]), np.array([y1]), r1, log2_side)[0]
+                a2 = min(1.0, (w[y2] - w[y1]) / (w[x] - w[y1])) if ok and a1 < 1 else 0.0
+                P[x, y2] += q2 * a2
+                P[x, x] += q2 * (1 - a2)
+    np.testing.assert_allclose(P.sum(axis=1), 1.0, rtol=1e-12)
+    flow = w[:, None] * P
+    np.testing.assert_allclose(flow, flow.T, rtol=1e-9, atol=1e-9 * w.max())
+
+
+def test_mcreject_scalar_chain_model_matches_reference():
+    spec = tiny("mcreject", seed=3)
+    weight, obs = spec.arg("weight").tolist(), spec.arg("observable").tolist()
+    n, steps, log2_side = int(spec.arg("n_chains")), int(spec.arg("n_steps")), int(spec.arg("log2_side"))
+    r1, r2 = int(spec.arg("r1")), int(spec.arg("r2"))
+    side = 1 << log2_side
+    words = spec.arg("random").reshape(steps, n, 4)
+    ref = workloads.get("mcreject").reference(spec)
+
+    def offset(bits, r):
+        b = bits & (2 * r - 1)
+        return b - r if b < r else b - r + 1
+
+    def move(s, word, r):
+        return ((s // side + offset(word >> 16, r)) % side) * side + (s % side + offset(word, r)) % side
+
+    def torus(a, b):
+        d = abs(a - b)
+        return min(d, side - d)
+
+    moves = np.zeros_like(ref["moves_into"])
+    for c in range(n):
+        x, total, first, second = int(spec.arg("start")[c]), 0, 0, 0
+        for t in range(steps):
+            u0, u1, u2, u3 = (int(v) for v in words[t, c])
+            y1 = move(x, u0, r1)
+            if u1 * weight[x] < weight[y1] << 32:
+                x, first = y1, first + 1
+                moves[obs[x]] += 1
+            else:
+                y2 = move(x, u2, r2)
+                dx, dy = torus(y1 % side, y2 % side), torus(y1 // side, y2 // side)
+                if (weight[y2] > weight[y1] and 1 <= dx <= r1 and 1 <= dy <= r1
+                        and u3 * (weight[x] - weight[y1]) < (weight[y2] - weight[y1]) << 32):
+                    x, second = y2, second + 1
+                    moves[obs[x]] += 1
+            total += obs[x]
+        assert (ref["final_state"][c], ref["obs_sum"][c]) == (x, total)
+        assert ref["accepted"][2 * c:2 * c + 2].tolist() == [first, second]
+    assert ref["moves_into"].tolist() == moves.tolist()
+    acc = ref["accepted"].reshape(n, 2).sum(axis=0)
+    assert 0 < acc[1] < acc[0] < n * steps  # both stages accept, and both reject

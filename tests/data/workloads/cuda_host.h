@@ -20,6 +20,10 @@ struct dim3 {
     unsigned x = 1, y = 1, z = 1;
 };
 
+struct alignas(16) uint4 {
+    unsigned x, y, z, w;
+};
+
 inline thread_local dim3 threadIdx;
 inline thread_local unsigned simt_lane, simt_warp;
 inline dim3 blockIdx, blockDim, gridDim;
