@@ -32,8 +32,9 @@ def register(app: typer.Typer) -> None:
         dry_run: bool = typer.Option(False, "--dry-run", help="Validate and list the points, run nothing."),
         quiet: bool = typer.Option(False, "-q", "--quiet", help="No progress bar."),
     ):
-        """Run every point of a sweep not yet in the results file, streaming each result to it."""
-        from ..sweep import SweepError, load_sweep, parse_shard, plan, run_points
+        """Run every point of a sweep (or of every study of a suite file) not yet in the results file,
+        streaming each result to it; per-trace analyses the sweep asks for are stored with them."""
+        from ..sweep import SweepError, load_sweeps, parse_shard, plan_studies, run_analyses, run_points
 
         with _errors():
             if jobs is not None and jobs < 1:
@@ -41,24 +42,34 @@ def register(app: typer.Typer) -> None:
             if dask and jobs is not None:
                 raise SweepError("--dask and --jobs are exclusive (Dask decides the workers)")
             shard_t = parse_shard(shard) if shard else None
-            spec = load_sweep(sweep_file)
+            specs = load_sweeps(sweep_file)
 
             def on_trace(name, event):
                 if event == "tracing" and not quiet:
                     typer.echo(f"tracing workload {name} with the emulator (cached for later runs)...", err=True)
 
-            points = plan(spec, cache_dir, shard_t, on_trace=on_trace)
+            planned = plan_studies(specs, cache_dir, shard_t, on_trace=on_trace)
         where = f" (shard {shard})" if shard else ""
         if dry_run:
-            typer.echo(f"{sweep_file}: {len(points)} points{where} over {len(spec.traces)} traces x "
-                       f"{len(spec.configs)} configs")
-            for p in points:
-                varying = ", ".join(f"{k}={getattr(p.config, k)}" for k in spec.grid)
+            for spec, record in zip(specs, planned.studies):
+                typer.echo(f"{spec.path}: study '{spec.name}', {len(record['points'])} points over "
+                           f"{len(spec.traces)} traces x {len(spec.configs)} configs"
+                           + (f", analyses: {', '.join(spec.analyses)}" if spec.analyses else ""))
+            typer.echo(f"{len(planned.points)} distinct points{where}")
+            keys = list(dict.fromkeys(k for spec in specs for k in spec.grid))
+            for p in planned.points:
+                varying = ", ".join(f"{k}={getattr(p.config, k)}" for k in keys)
                 typer.echo(f"  {p.point_id}  {p.trace:<20} {varying}")
             return
         with _errors():
-            outcome = run_points(points, out, jobs=jobs, dask=dask, progress=not quiet and sys.stderr.isatty(),
-                                 baseline=spec.baseline, sweep_text=spec.text, command=" ".join(sys.argv))
+            def on_analysis(name):
+                if not quiet:
+                    typer.echo(f"analysing {name}...", err=True)
+
+            analyses = run_analyses(planned, out, on_analysis)
+            outcome = run_points(planned.points, out, jobs=jobs, dask=dask, progress=not quiet and sys.stderr.isatty(),
+                                 baseline=planned.baseline, sweep_text=sweep_file.read_text(),
+                                 command=" ".join(sys.argv), studies=planned.studies, analyses=analyses)
         if outcome.recovered:
             typer.echo(f"{out}: recovered the rows of an interrupted sweep", err=True)
         typer.echo(f"{out}: {outcome.ran} points run, {outcome.skipped} already stored, "
