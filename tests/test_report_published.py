@@ -272,3 +272,41 @@ def test_bad_analysis_field_duplicate_ids_and_bad_toml(tmp_path):
         parse_published(GOOD + "\n[[claim\n", "c.toml")
     with pytest.raises(PublishedError, match="does not exist"):
         load_published(tmp_path / "missing")
+
+
+def test_every_shipped_claim_and_figure_measures_on_the_shipped_studies_grids(tmp_path):
+    """Stand-in results with one point per (workload, config) of every shipped study and every
+    analysis field: each claim and figure series must select exactly its points (no ambiguity
+    such as two HWS variants matching one selection), whatever the numbers."""
+    import pandas as pd
+
+    from simt_fast.sweep.analyses import FIELDS
+    from simt_fast.sweep.points import point_id
+
+    rng = np.random.default_rng(0)
+    rows, studies, analyses = [], {}, {}
+    for spec in load_sweeps(ROOT / "data" / "sweeps" / "default.toml"):
+        record = {"name": spec.name, "baseline": spec.baseline, "points": [], "traces": {}}
+        for t in spec.traces:
+            digest = f"digest-{t.name}"
+            record["traces"][t.name] = digest
+            entry = analyses.setdefault(digest, {"trace": t.name, "results": {}})
+            entry["results"].update({a: {f: float(rng.uniform(1, 50)) for f in FIELDS[a]} for a in spec.analyses})
+            for cfg in spec.configs_for(t.name):
+                pid = point_id(digest, cfg)
+                record["points"].append(pid)
+                occ = np.zeros(cfg.warp_size + 1, np.int64)
+                occ[rng.integers(1, cfg.warp_size + 1, 5)] += 3
+                rows.append({**cfg.to_dict(), "point_id": pid, "trace_id": digest, "trace": t.name,
+                             "cycles": int(rng.integers(1000, 2000)), "simd_util": rng.uniform(0.1, 1),
+                             "warp_insts": int(rng.integers(100, 200)), "occupancy_hist": occ})
+        studies[spec.name] = record
+    df = pd.DataFrame(rows).drop_duplicates("point_id")  # a point two studies share is stored once
+    pub = load_published()
+    for row in published.table(pub, df, studies, analyses):
+        assert not row.measurement.problem and np.isfinite(row.measured), (row.claim.key, row.measurement.problem)
+    for fig in pub.figures:
+        problems = []
+        table = published.figure_table(fig, df, studies, analyses, problems)
+        assert table is not None and not problems, (fig.id, problems)
+        assert list(table.columns) == [label for label, _ in fig.series]

@@ -104,12 +104,17 @@ def register(app: typer.Typer) -> None:
         out_dir: Path = typer.Option(..., "-o", "--out", help="Directory for the figures and summary."),
         baseline: Optional[str] = typer.Option(None, "--baseline",
                                                help="Mechanism speedups are computed against (default: the sweep's)."),
+        published: Optional[Path] = typer.Option(None, "--published",
+                                                 help="Claim file or directory for 'Published vs simt-fast' "
+                                                      "(default: data/published)."),
     ):
-        """Write figures (PNG) and a Markdown + HTML summary of a results file."""
+        """Write figures (PNG) and a Markdown + HTML summary of a results file, with the papers'
+        published numbers next to the measured ones."""
         from ..report import write_report
+        from ..report.published import PublishedError
 
-        with _errors():
-            written = write_report(results, out_dir, baseline=baseline)
+        with user_errors(PublishedError), _errors():
+            written = write_report(results, out_dir, baseline=baseline, published=published)
         if not written:
             fail(f"{results} has no points to report on")
-        typer.echo(f"{out_dir}: wrote {', '.join(p.name for p in written)}")
+        typer.echo(f"report: {out_dir / 'index.html'} (and {out_dir / 'summary.md'}; {len(written) - 2} figures)")

@@ -215,11 +215,13 @@ def _published_sections(claims, df, studies: dict, analyses: dict, out_dir: Path
         if not mine:
             continue
         tab = _claims_frame(mine)
-        figs = []
+        figs, problems = [], []
         for fig in claims.figures:
             if fig.paper.id != paper.id:
                 continue
-            t = published_mod.figure_table(fig, df, studies, analyses)
+            missing = []
+            t = published_mod.figure_table(fig, df, studies, analyses, missing)
+            problems += [f"{fig.where}, {m}" for m in missing]
             if t is None:
                 continue
             path = out_dir / f"paper_{paper.id}_{fig.id}.png"
@@ -232,6 +234,8 @@ def _published_sections(claims, df, studies: dict, analyses: dict, out_dir: Path
         sections.append(Section(paper.title, 3, [paper.citation], [], [("", tab, "")]))
         if unmeasured:
             sections.append(Section("Not measured", 4, [], unmeasured))
+        if problems:
+            sections.append(Section("Figure series not drawn", 4, [], problems))
         for fig, t, path in figs:
             sections.append(Section(f"{fig.title} ({fig.where})", 4, [], [], [("", t, ".3f")], path.name))
     return written, sections

@@ -593,8 +593,10 @@ def table(published: Published, df, studies: dict, analyses: dict) -> list:
     return rows
 
 
-def figure_table(fig: Figure, df, studies: dict, analyses: dict):
-    """workloads x series DataFrame of a figure plus the aggregate row (None when nothing was measured)."""
+def figure_table(fig: Figure, df, studies: dict, analyses: dict, problems: Optional[list] = None):
+    """workloads x series DataFrame of a figure plus the aggregate row (None when nothing was measured).
+
+    Series that cannot be measured are left out; ``problems`` receives why, as "label: reason"."""
     import pandas as pd
 
     cols = {}
@@ -602,6 +604,8 @@ def figure_table(fig: Figure, df, studies: dict, analyses: dict):
         m = measure(sel, df, studies, analyses)
         if not m.problem:
             cols[label] = m.per_workload
+        elif problems is not None and sel.study in studies:
+            problems.append(f"{label}: {m.problem}")
     if not cols:
         return None
     t = pd.DataFrame(cols)
