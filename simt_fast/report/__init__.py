@@ -71,8 +71,13 @@ def _series_colors(names: list) -> dict:
     return {n: cmap(order[i % 20]) for i, n in enumerate(names)}
 
 
-def _grouped_bars(ax, table, ylabel: str, reference: Optional[float] = None, colors: Optional[dict] = None):
-    """Bars of a traces x series table: one group per row (trace, then the mean row)."""
+PUBLISHED_LABEL = "published (paper)"
+
+
+def _grouped_bars(ax, table, ylabel: str, reference: Optional[float] = None, colors: Optional[dict] = None,
+                  markers: Optional[dict] = None):
+    """Bars of a traces x series table: one group per row (trace, then the mean row). ``markers``
+    maps a series to the paper's value of its mean, drawn as a diamond over the mean row's bar."""
     n_rows, n_cols = table.shape
     width = 0.8 / max(n_cols, 1)
     x = np.arange(n_rows)
@@ -81,6 +86,9 @@ def _grouped_bars(ax, table, ylabel: str, reference: Optional[float] = None, col
         vals = table[col].to_numpy(np.float64)
         ax.bar(x - 0.4 + width * (j + 0.5), np.nan_to_num(vals, nan=0.0), width, label=col, color=colors[col],
                edgecolor="black", linewidth=0.3)
+        if markers and col in markers:
+            ax.plot([x[-1] - 0.4 + width * (j + 0.5)], [markers[col]], marker="D", color="black", markersize=5,
+                    linestyle="none", label=PUBLISHED_LABEL)
     ax.set_xticks(x)
     ax.set_xticklabels(table.index, rotation=45, ha="right", fontsize=8)
     if n_rows > 1:  # separate the mean group from the workloads
@@ -92,7 +100,7 @@ def _grouped_bars(ax, table, ylabel: str, reference: Optional[float] = None, col
 
 
 def _panel_figure(panel_tables: list, ylabel: str, title: str, path: Path, reference=None,
-                  log_if_wide: bool = False) -> Path:
+                  log_if_wide: bool = False, markers: Optional[dict] = None) -> Path:
     plt = _plt()
     n = len(panel_tables)
     bars = max(t.shape[0] * max(t.shape[1], 1) for _, t in panel_tables)
@@ -108,7 +116,7 @@ def _panel_figure(panel_tables: list, ylabel: str, title: str, path: Path, refer
     series = list(dict.fromkeys(c for _, t in panel_tables for c in t.columns))
     colors = _series_colors(series)
     for ax, (ptitle, table) in zip(axes.flat, panel_tables):
-        _grouped_bars(ax, table, ylabel, reference, colors)
+        _grouped_bars(ax, table, ylabel, reference, colors, markers)
         if log:
             ax.set_yscale("log", base=2)
             ax.yaxis.set_major_formatter(_plt().FuncFormatter(lambda v, _: f"{v:g}"))
@@ -120,7 +128,7 @@ def _panel_figure(panel_tables: list, ylabel: str, title: str, path: Path, refer
     for ax in list(axes.flat)[:n]:  # every series once, in first-seen order, whichever panel has it
         for h, lab in zip(*ax.get_legend_handles_labels()):
             by_label.setdefault(lab, h)
-    labels = [lab for lab in series if lab in by_label]
+    labels = [lab for lab in series + [PUBLISHED_LABEL] if lab in by_label]
     handles = [by_label[lab] for lab in labels]
     # Title on top, the shared legend under it, panels below (nothing overlaps).
     head = 0.9 / fig.get_figheight()
@@ -225,8 +233,11 @@ def _published_sections(claims, df, studies: dict, analyses: dict, out_dir: Path
             if t is None:
                 continue
             path = out_dir / f"paper_{paper.id}_{fig.id}.png"
+            # the paper's own mean of a series, when a claim states it
+            markers = {label: c.value for label, sel in fig.series for c in claims.claims
+                       if c.paper.id == paper.id and c.selection == sel and c.aggregate == fig.aggregate}
             _panel_figure([("", t)], fig.ylabel or fig.series[0][1].metric, f"{fig.title} ({fig.where})", path,
-                          reference=1.0 if _is_ratio(fig) else None, log_if_wide=True)
+                          reference=1.0 if _is_ratio(fig) else None, log_if_wide=True, markers=markers)
             written.append(path)
             figs.append((fig, t, path))
         unmeasured = [f"{u.where}: {u.what} ({u.value}) — {u.why}" for u in claims.unmeasured
