@@ -310,3 +310,19 @@ def test_every_shipped_claim_and_figure_measures_on_the_shipped_studies_grids(tm
         table = published.figure_table(fig, df, studies, analyses, problems)
         assert table is not None and not problems, (fig.id, problems)
         assert list(table.columns) == [label for label, _ in fig.series]
+
+
+def test_cli_report_names_a_broken_claim_file_in_one_sentence(tmp_path):
+    from typer.testing import CliRunner
+
+    from simt_fast.cli import app
+
+    path = _results(tmp_path)
+    bad = tmp_path / "bad.toml"
+    bad.write_text(GOOD.replace('kind = "speedup"', 'kind = "speed"', 1))
+    result = CliRunner().invoke(app, ["report", str(path), "-o", str(tmp_path / "rep"), "--published", str(bad)])
+    assert result.exit_code == 2
+    assert result.output.strip().splitlines() == [
+        f"error: {bad}:14: kind 'speed' is unknown; did you mean 'speedup'? (kinds: speedup, stat, analysis)"]
+    ok = CliRunner().invoke(app, ["report", str(path), "-o", str(tmp_path / "rep")])
+    assert ok.exit_code == 0 and f"report: {tmp_path / 'rep' / 'index.html'}" in ok.output

@@ -21,7 +21,7 @@ def _errors():
 def register(app: typer.Typer) -> None:
     @app.command("sweep")
     def sweep_cmd(
-        sweep_file: Path = typer.Argument(..., help="Sweep file (TOML): traces/workloads and a \\[grid] table of config values."),
+        sweep_file: Path = typer.Argument(..., help="Sweep file (TOML): traces/workloads and a \\[grid] table of config values; or a suite file listing studies."),
         out: Path = typer.Option(..., "-o", "--out", help="Results file (HDF5); points already in it are skipped."),
         jobs: Optional[int] = typer.Option(None, "-j", "--jobs", help="Local worker processes (default: all cores)."),
         dask: Optional[str] = typer.Option(None, "--dask",
