@@ -43,7 +43,7 @@ def tables(results_path: Path) -> str:
         mine = [r for r in rows if r.claim.paper.id == paper.id]
         if not mine:
             continue
-        out += [f"### {paper.title}", "", f"{paper.authors}, {paper.venue}.", "",
+        out += [f"### {paper.title}", "", f"{paper.authors}, {paper.venue}. {paper.benchmark_map}", "",
                 "| id | where | claim | published | simt-fast | ratio | |", "|---|---|---|---:|---:|---:|---|"]
         for r in mine:
             c = r.claim

@@ -242,7 +242,7 @@ def _published_sections(claims, df, studies: dict, analyses: dict, out_dir: Path
             figs.append((fig, t, path))
         unmeasured = [f"{u.where}: {u.what} ({u.value}) — {u.why}" for u in claims.unmeasured
                       if u.paper.id == paper.id]
-        sections.append(Section(paper.title, 3, [paper.citation], [], [("", tab, "")]))
+        sections.append(Section(paper.title, 3, [paper.citation, paper.benchmark_map], [], [("", tab, "")]))
         if unmeasured:
             sections.append(Section("Not measured", 4, [], unmeasured))
         if problems:

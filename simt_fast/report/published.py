@@ -86,6 +86,13 @@ class Paper:
     def citation(self) -> str:
         return f"{self.authors}, \u201c{self.title}\u201d, {self.venue}"
 
+    @property
+    def benchmark_map(self) -> str:
+        """The paper's benchmarks and their simt-fast counterparts, as one line of text."""
+        if not self.benchmarks:
+            return "The paper names no benchmarks."
+        return "Benchmarks: " + ", ".join(f"{b} \u2192 {w or 'no counterpart'}" for b, w in self.benchmarks.items()) + "."
+
 
 @dataclass(frozen=True)
 class Selection:
