@@ -3,7 +3,9 @@
 Layout (``schema = "simt-fast/results/1"``)::
 
     /                attrs: schema, simt_fast_version, numba/numpy/h5py/hdf5 versions, host, created,
-                     baseline (JSON), sweep (the sweep file's text), history (JSON list of writer sessions)
+                     baseline (JSON), sweep (the sweep file's text), history (JSON list of writer sessions),
+                     studies (JSON list: each sweep run into the file, with its point ids; optional),
+                     analyses (JSON: per-trace analysis numbers keyed by trace id; optional)
     /runs            a resizable 1-D compound dataset, one field per column: point_id, trace_id,
                      trace, every SimConfig field, every scalar stat (Stats.SCALAR_STATS), then
                      provenance (sim_seconds, finished, host)
@@ -336,6 +338,41 @@ def load(path, hist: bool = False, baseline: Optional[Mapping] = None):
     return df
 
 
+def _json_attr(attrs: Mapping, key: str, empty):
+    try:
+        value = json.loads(attrs.get(key) or json.dumps(empty))
+    except ValueError:
+        raise ResultsError(f"attribute '{key}' of the results file is not valid JSON") from None
+    return value if isinstance(value, type(empty)) else empty
+
+
+def studies(path) -> list:
+    """The studies (sweeps) run into ``path``, in the order first run: dicts with ``name``,
+    ``description``, ``file``, ``baseline``, ``analyses`` (names), ``points`` (point ids) and
+    ``traces`` (display name -> trace id). Empty for a file written before studies were recorded."""
+    _, _, attrs = _read_file(path)
+    return _json_attr(attrs, "studies", [])
+
+
+def analyses(path) -> dict:
+    """Per-trace analysis numbers stored by sweeps: ``{trace_id: {"trace", "workload", "size", "seed",
+    "results": {analysis: {name: number}}}}`` (simt_fast.sweep.analyses)."""
+    _, _, attrs = _read_file(path)
+    return _json_attr(attrs, "analyses", {})
+
+
+def merge_studies(old: list, new: list) -> list:
+    """Study records of both lists; a study in both keeps the newer description and the union of points."""
+    out = {s["name"]: dict(s) for s in old}
+    for s in new:
+        prev = out.get(s["name"])
+        if prev is not None:
+            s = {**s, "points": sorted(set(prev.get("points", [])) | set(s.get("points", []))),
+                 "traces": {**prev.get("traces", {}), **s.get("traces", {})}}
+        out[s["name"]] = s
+    return list(out.values())
+
+
 def load_hist(path, name: str):
     """Histogram stat ``name`` (e.g. ``occupancy_hist``) as a Series of 1-D arrays indexed by point id."""
     import pandas as pd
@@ -541,7 +578,7 @@ class ResultsWriter:
     """
 
     def __init__(self, path, *, baseline: Optional[Mapping] = None, sweep_text: Optional[str] = None,
-                 command: str = ""):
+                 command: str = "", studies: Optional[list] = None, analyses: Optional[Mapping] = None):
         self.path = Path(path)
         self.name = str(path)
         self.f = None
@@ -558,7 +595,7 @@ class ResultsWriter:
             raise ResultsError(f"cannot write results file {path}: permission denied in {self.path.parent}") from None
         try:
             self.recovered = False
-            self.f = self._open(baseline, sweep_text, command)
+            self.f = self._open(baseline, sweep_text, command, studies or [], analyses or {})
             ids = self.f["runs"].fields("point_id")[()]
             self.n_rows = len(ids)
             self.ids = set(np.char.decode(ids[ids != b""], "ascii").tolist())
@@ -574,7 +611,7 @@ class ResultsWriter:
         return DiskFullError(f"{self.name}: disk full after {n_rows} rows ({why}); they are kept; "
                              f"free space and re-run to resume")
 
-    def _open(self, baseline, sweep_text, command) -> h5py.File:
+    def _open(self, baseline, sweep_text, command, studies: list, analyses: Mapping) -> h5py.File:
         session = {"started": _utc_now(), "host": socket.gethostname(), "pid": os.getpid(),
                    "simt_fast_version": __version__, "command": command}
         if not self.path.exists():
@@ -584,6 +621,10 @@ class ResultsWriter:
             if sweep_text is not None:
                 attrs["sweep"] = sweep_text
             attrs["history"] = json.dumps([session])
+            if studies:
+                attrs["studies"] = json.dumps(merge_studies([], studies))
+            if analyses:
+                attrs["analyses"] = json.dumps(dict(analyses), sort_keys=True)
             f = None
             try:
                 _storage.check_free(self.path.parent, _reserve_bytes(1))
@@ -642,6 +683,12 @@ class ResultsWriter:
             f.attrs["baseline"] = json.dumps(dict(baseline), sort_keys=True)
         if sweep_text is not None:
             f.attrs["sweep"] = sweep_text
+        # Attributes cannot change once SWMR writing starts, so what a sweep adds about its studies
+        # and traces is written here, before the first point.
+        if studies:
+            f.attrs["studies"] = json.dumps(merge_studies(_json_attr(f.attrs, "studies", []), studies))
+        if analyses:
+            f.attrs["analyses"] = json.dumps({**_json_attr(f.attrs, "analyses", {}), **analyses}, sort_keys=True)
         return f
 
     def append(self, point_id: str, trace_id: str, trace: str, config: Mapping, stats, sim_seconds: float = 0.0,
@@ -768,8 +815,13 @@ def merge(out, inputs: Iterable, command: str = "") -> dict:
         read.append((p, columns, hists, attrs))
     baselines = {r[3].get("baseline", "{}") for r in read} - {"{}"}
     baseline = json.loads(baselines.pop()) if len(baselines) == 1 else None
+    merged_studies, merged_analyses = [], {}
+    for p, _, _, attrs in read:
+        merged_studies = merge_studies(merged_studies, _json_attr(attrs, "studies", []))
+        merged_analyses.update(_json_attr(attrs, "analyses", {}))
     counts = {"inputs": len(inputs), "rows_read": 0, "added": 0, "duplicates": 0}
-    with ResultsWriter(out, baseline=baseline, sweep_text=read[0][3].get("sweep"), command=command) as w:
+    with ResultsWriter(out, baseline=baseline, sweep_text=read[0][3].get("sweep"), command=command,
+                       studies=merged_studies, analyses=merged_analyses) as w:
         for p, columns, hists, _ in read:
             n = len(columns["point_id"])
             counts["rows_read"] += n

@@ -160,17 +160,18 @@ def test_shards_partition_the_points(tmp_path):
             parse_shard(bad)
 
 
-def test_default_sweep_lists_every_workload_and_only_registered_mechanisms():
+def test_everything_sweep_lists_every_workload_and_only_registered_mechanisms():
     from pathlib import Path
 
     from simt_fast import workloads
     from simt_fast.sim import registry
 
-    spec = load_sweep(Path(__file__).resolve().parents[1] / "data" / "sweeps" / "default.toml")
+    spec = load_sweep(Path(__file__).resolve().parents[1] / "data" / "sweeps" / "everything.toml")
+    assert spec.name == "everything"
     assert sorted(t.workload for t in spec.traces) == sorted(workloads.names())
     assert all(t.size == "tiny" for t in spec.traces)
     mechs = spec.grid["mechanism"]
-    assert set(mechs) == set(registry.names())  # the default sweep shows every mechanism
+    assert set(mechs) == set(registry.names())  # the smoke sweep shows every mechanism
     assert spec.grid["simd_width"] == [8, 32] and all(c.warp_size == 32 for c in spec.configs)
     assert spec.baseline == {"mechanism": "sps", "hws": False}  # HWS variants are measured against PDOM
     hws_points = {(c.mechanism, c.simd_width) for c in spec.configs if c.hws}

@@ -22,7 +22,7 @@ def _errors():
 def register(app: typer.Typer) -> None:
     @app.command("sweep")
     def sweep_cmd(
-        sweep_file: Path = typer.Argument(..., help="Sweep file (TOML): traces/workloads and a \\[grid] table of config values."),
+        sweep_file: Path = typer.Argument(..., help="Sweep file (TOML): traces/workloads and a \\[grid] table of config values; or a suite file listing studies."),
         out: Path = typer.Option(..., "-o", "--out", help="Results file (HDF5); points already in it are skipped."),
         jobs: Optional[int] = typer.Option(None, "-j", "--jobs", help="Local worker processes (default: all cores)."),
         dask: Optional[str] = typer.Option(None, "--dask",
@@ -34,8 +34,9 @@ def register(app: typer.Typer) -> None:
         quiet: bool = typer.Option(False, "-q", "--quiet", help="No progress bar."),
         allow_digest_mismatch: bool = ALLOW_DIGEST_MISMATCH,
     ):
-        """Run every point of a sweep not yet in the results file, streaming each result to it."""
-        from ..sweep import SweepError, load_sweep, parse_shard, plan, run_points
+        """Run every point of a sweep (or of every study of a suite file) not yet in the results file,
+        streaming each result to it; per-trace analyses the sweep asks for are stored with them."""
+        from ..sweep import SweepError, load_sweeps, parse_shard, plan_studies, run_analyses, run_points
 
         if not dry_run:  # a dry run writes nothing (`-o /dev/null --dry-run` traces and validates)
             check_output(out, "results file", writes="results")
@@ -45,24 +46,35 @@ def register(app: typer.Typer) -> None:
             if dask and jobs is not None:
                 raise SweepError("--dask and --jobs are exclusive (Dask decides the workers)")
             shard_t = parse_shard(shard) if shard else None
-            spec = load_sweep(sweep_file)
+            specs = load_sweeps(sweep_file)
 
             def on_trace(name, event):
                 if event == "tracing" and not quiet:
                     typer.echo(f"tracing workload {name} with the emulator (cached for later runs)...", err=True)
 
-            points = plan(spec, cache_dir, shard_t, on_trace=on_trace, allow_digest_mismatch=allow_digest_mismatch)
+            planned = plan_studies(specs, cache_dir, shard_t, on_trace=on_trace,
+                                   allow_digest_mismatch=allow_digest_mismatch)
         where = f" (shard {shard})" if shard else ""
         if dry_run:
-            typer.echo(f"{sweep_file}: {len(points)} points{where} over {len(spec.traces)} traces x "
-                       f"{len(spec.configs)} configs")
-            for p in points:
-                varying = ", ".join(f"{k}={getattr(p.config, k)}" for k in spec.grid)
+            for spec, record in zip(specs, planned.studies):
+                typer.echo(f"{spec.path}: study '{spec.name}', {len(record['points'])} points over "
+                           f"{len(spec.traces)} traces x {len(spec.configs)} configs"
+                           + (f", analyses: {', '.join(spec.analyses)}" if spec.analyses else ""))
+            typer.echo(f"{len(planned.points)} distinct points{where}")
+            keys = list(dict.fromkeys(k for spec in specs for k in spec.grid))
+            for p in planned.points:
+                varying = ", ".join(f"{k}={getattr(p.config, k)}" for k in keys)
                 typer.echo(f"  {p.point_id}  {p.trace:<20} {varying}")
             return
         with _errors():
-            outcome = run_points(points, out, jobs=jobs, dask=dask, progress=not quiet and sys.stderr.isatty(),
-                                 baseline=spec.baseline, sweep_text=spec.text, command=" ".join(sys.argv),
+            def on_analysis(name):
+                if not quiet:
+                    typer.echo(f"analysing {name}...", err=True)
+
+            analyses = run_analyses(planned, out, on_analysis)
+            outcome = run_points(planned.points, out, jobs=jobs, dask=dask, progress=not quiet and sys.stderr.isatty(),
+                                 baseline=planned.baseline, sweep_text=sweep_file.read_text(),
+                                 command=" ".join(sys.argv), studies=planned.studies, analyses=analyses,
                                  allow_digest_mismatch=allow_digest_mismatch)
         if outcome.recovered:
             typer.echo(f"{out}: recovered the rows of an interrupted sweep", err=True)
@@ -99,13 +111,18 @@ def register(app: typer.Typer) -> None:
         out_dir: Path = typer.Option(..., "-o", "--out", help="Directory for the figures and summary."),
         baseline: Optional[str] = typer.Option(None, "--baseline",
                                                help="Mechanism speedups are computed against (default: the sweep's)."),
+        published: Optional[Path] = typer.Option(None, "--published",
+                                                 help="Claim file or directory for 'Published vs simt-fast' "
+                                                      "(default: data/published)."),
     ):
-        """Write figures (PNG) and a Markdown + HTML summary of a results file."""
+        """Write figures (PNG) and a Markdown + HTML summary of a results file, with the papers'
+        published numbers next to the measured ones."""
         from ..report import write_report
+        from ..report.published import PublishedError
 
         check_output_dir(out_dir, "report directory")
-        with _errors():
-            written = write_report(results, out_dir, baseline=baseline)
+        with user_errors(PublishedError), _errors():
+            written = write_report(results, out_dir, baseline=baseline, published=published)
         if not written:
             fail(f"{results} has no points to report on")
-        typer.echo(f"{out_dir}: wrote {', '.join(p.name for p in written)}")
+        typer.echo(f"report: {out_dir / 'index.html'} (and {out_dir / 'summary.md'}; {len(written) - 2} figures)")

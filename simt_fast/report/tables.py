@@ -59,8 +59,13 @@ def mechanisms_in_order(df) -> list:
     return [m for m in MECHANISMS if m in present] + [m for m in present if m not in MECHANISMS]
 
 
+SYNC_SUFFIX = " (SMs synced)"  # hws_sync_sms: the thesis simulator's all-SM warp-size synchronisation
+
+
 def series_label(row) -> str:
-    return f"{row['mechanism']}&HWS" if row.get("hws", False) else str(row["mechanism"])
+    if not row.get("hws", False):
+        return str(row["mechanism"])
+    return f"{row['mechanism']}&HWS" + (SYNC_SUFFIX if row.get("hws_sync_sms", False) else "")
 
 
 def pivot(df, value: str, mean: str = "harmonic"):
@@ -75,7 +80,7 @@ def pivot(df, value: str, mean: str = "harmonic"):
     d["series"] = [series_label(r) for _, r in d.iterrows()]
     order = []
     for m in mechanisms_in_order(d):
-        for s in (m, f"{m}&HWS"):
+        for s in (m, f"{m}&HWS", f"{m}&HWS{SYNC_SUFFIX}"):
             if s in set(d["series"]):
                 order.append(s)
     table = d.pivot_table(index="trace", columns="series", values=value, aggfunc="mean", sort=True)

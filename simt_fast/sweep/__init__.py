@@ -2,24 +2,27 @@
 local process pool, Dask or job-array shards, streamed into one HDF5 results file.
 
 * :func:`load_sweep` — parse and validate a sweep file (:class:`SweepError` names file, line, key);
+  :func:`load_sweeps` — the studies of a sweep or suite file;
 * :func:`plan` — resolve traces (tracing workloads on demand, cached) and expand the points;
+  :func:`plan_studies` — the same for several studies, with the records the results file keeps;
 * :func:`run_points` / :func:`run_sweep` — simulate what is not stored yet, one writer;
 * results are read with :func:`simt_fast.results.load`.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
+from typing import Callable, Optional
 
 from .points import Point, expand, parse_shard, point_id, select_shard
 from .runner import SweepOutcome, default_jobs, run_points
-from .spec import SweepError, SweepSpec, TraceSource, load_sweep, parse_sweep
+from .spec import SweepError, SweepSpec, TraceSource, load_sweep, load_sweeps, parse_sweep
 from .traces import default_cache_dir, resolve_traces
 
-__all__ = ["Point", "SweepError", "SweepOutcome", "SweepSpec", "TraceSource", "default_cache_dir", "default_jobs",
-           "expand", "load_sweep", "parse_shard", "parse_sweep", "plan", "point_id", "resolve_traces",
-           "run_points", "run_sweep", "select_shard"]
+__all__ = ["Point", "StudyPlan", "SweepError", "SweepOutcome", "SweepSpec", "TraceSource", "default_cache_dir",
+           "default_jobs", "expand", "load_sweep", "load_sweeps", "parse_shard", "parse_sweep", "plan",
+           "plan_studies", "point_id", "resolve_traces", "run_analyses", "run_points", "run_sweep", "select_shard"]
 
 
 def plan(spec: SweepSpec, cache_dir=None, shard: Optional[tuple] = None, on_trace=None,
@@ -36,6 +39,68 @@ def plan(spec: SweepSpec, cache_dir=None, shard: Optional[tuple] = None, on_trac
     if preflight and points:
         check_configs(spec, points, allow_digest_mismatch)
     return select_shard(points, shard)
+
+
+@dataclass
+class StudyPlan:
+    """What one ``simt-fast sweep`` of one or several studies will do."""
+
+    specs: list  # [SweepSpec]
+    points: list  # this shard's points of every study, each point once
+    studies: list  # the study records the results file keeps (simt_fast.results.studies)
+    analyses: list = field(default_factory=list)  # [(trace_id, TraceSource, path, [analysis names])]
+
+    @property
+    def baseline(self) -> Optional[dict]:
+        """The studies' common baseline (None when they differ: each study keeps its own)."""
+        baselines = {tuple(sorted(s.baseline.items())) for s in self.specs}
+        return dict(baselines.pop()) if len(baselines) == 1 else None
+
+
+def plan_studies(specs: list, cache_dir=None, shard: Optional[tuple] = None, on_trace=None,
+                 preflight: bool = True, allow_digest_mismatch: bool = False) -> StudyPlan:
+    """Plan several studies into one results file: their points (de-duplicated: two studies asking
+    for the same simulation share the point), one record per study, and the analyses to run."""
+    points, seen, records, jobs = [], set(), [], {}
+    for spec in specs:
+        resolved = resolve_traces(spec.traces, cache_dir, on_trace=on_trace,
+                                  allow_digest_mismatch=allow_digest_mismatch)
+        mine = expand(spec, resolved)
+        if preflight and mine:
+            check_configs(spec, mine, allow_digest_mismatch)
+        records.append({"name": spec.name, "description": spec.description, "file": str(spec.path),
+                        "baseline": dict(spec.baseline), "analyses": list(spec.analyses),
+                        "points": sorted(p.point_id for p in mine),
+                        "traces": {t.name: resolved[t.name][1] for t in spec.traces}})
+        for p in select_shard(mine, shard):
+            if p.point_id not in seen:
+                seen.add(p.point_id)
+                points.append(p)
+        for t in spec.traces:
+            if spec.analyses:
+                path, digest = resolved[t.name]
+                _, _, _, names = jobs.setdefault(digest, (digest, t, path, []))
+                names += [a for a in spec.analyses if a not in names]
+    return StudyPlan(list(specs), points, records, list(jobs.values()))
+
+
+def run_analyses(plan: StudyPlan, out, on_analysis: Optional[Callable[[str], None]] = None) -> dict:
+    """Run the planned per-trace analyses that ``out`` does not hold yet; returns them keyed by trace id."""
+    from .. import results
+    from .analyses import run_analyses as analyse
+
+    stored = results.analyses(out) if Path(out).exists() else {}
+    new = {}
+    for digest, source, path, names in plan.analyses:
+        have = stored.get(digest, {}).get("results", {})
+        todo = [n for n in names if n not in have]
+        if not todo:
+            continue
+        if on_analysis:
+            on_analysis(source.name)
+        new[digest] = {"trace": source.name, "workload": source.workload or "", "size": source.size,
+                       "seed": source.seed, "results": {**have, **analyse(todo, path, source.workload)}}
+    return new
 
 
 def check_configs(spec: SweepSpec, points: list, allow_digest_mismatch: bool = False) -> None:
@@ -69,12 +134,14 @@ def check_configs(spec: SweepSpec, points: list, allow_digest_mismatch: bool = F
 def run_sweep(sweep_file, out, *, jobs: Optional[int] = None, dask: Optional[str] = None, shard=None,
               cache_dir=None, progress: bool = False, simulate: Optional[str] = None, dask_processes: bool = True,
               command: str = "", allow_digest_mismatch: bool = False) -> SweepOutcome:
-    """Validate ``sweep_file``, then run every point not yet in ``out`` (the library form of the CLI)."""
-    spec = load_sweep(sweep_file)
+    """Validate ``sweep_file`` (a sweep or a suite of studies), run its analyses, then every point not
+    yet in ``out`` (the library form of the CLI)."""
+    specs = load_sweeps(sweep_file)
     if isinstance(shard, str):
         shard = parse_shard(shard)
-    points = plan(spec, cache_dir, shard, allow_digest_mismatch=allow_digest_mismatch)
+    planned = plan_studies(specs, cache_dir, shard, allow_digest_mismatch=allow_digest_mismatch)
     kw = {} if simulate is None else {"simulate": simulate}
-    return run_points(points, out, jobs=jobs, dask=dask, dask_processes=dask_processes, progress=progress,
-                      baseline=spec.baseline, sweep_text=spec.text, command=command,
+    return run_points(planned.points, out, jobs=jobs, dask=dask, dask_processes=dask_processes, progress=progress,
+                      baseline=planned.baseline, sweep_text=Path(sweep_file).read_text(), command=command,
+                      studies=planned.studies, analyses=run_analyses(planned, out),
                       allow_digest_mismatch=allow_digest_mismatch, **kw)

@@ -131,16 +131,19 @@ class _Progress:
 def run_points(points: list, out, *, jobs: Optional[int] = None, dask: Optional[str] = None,
                dask_processes: bool = True, simulate: str = worker.DEFAULT_SIMULATE, progress: bool = False,
                baseline: Optional[dict] = None, sweep_text: Optional[str] = None, command: str = "",
-               on_stored: Optional[Callable[[Point], None]] = None, allow_digest_mismatch: bool = False) -> SweepOutcome:
+               on_stored: Optional[Callable[[Point], None]] = None, studies: Optional[list] = None,
+               analyses: Optional[dict] = None, allow_digest_mismatch: bool = False) -> SweepOutcome:
     """Simulate every point not yet in ``out`` and append it there; returns what happened.
 
-    ``allow_digest_mismatch`` lets workers load trace files edited after they were written.
-    """
+    ``studies`` and ``analyses`` (see :func:`simt_fast.sweep.plan_studies`) are recorded in the
+    file before the first point; ``allow_digest_mismatch`` lets workers load trace files edited
+    after they were written."""
     t_start = time.perf_counter()
     jobs = default_jobs() if jobs is None else int(jobs)
     if jobs < 1:
         raise SweepError("--jobs must be at least 1")
-    with ResultsWriter(out, baseline=baseline, sweep_text=sweep_text, command=command) as writer:
+    with ResultsWriter(out, baseline=baseline, sweep_text=sweep_text, command=command, studies=studies,
+                       analyses=analyses) as writer:
         todo = [p for p in points if p.point_id not in writer.ids]
         outcome = SweepOutcome(out=str(out), total=len(points), skipped=len(points) - len(todo),
                                recovered=writer.recovered)

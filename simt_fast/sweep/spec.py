@@ -19,6 +19,11 @@ A sweep file names its traces and a grid of SimConfig values::
     mechanism = "mimd"
     simd_width = 8
 
+A sweep file may also ask for per-trace analyses (``analyses = ["structurize", "scalarize"]``,
+:mod:`.analyses`), stored with the results. A *suite* file lists study files instead
+(``studies = ["thesis.toml", "multipath.toml"]``); :func:`load_sweeps` returns one spec per study,
+and one ``simt-fast sweep`` runs them all into one results file.
+
 Every problem is reported as one sentence naming the file, line and key (tomllib keeps no
 positions, so :func:`_line_of` finds the key's line in the text): unknown keys get "did you
 mean", values are type-checked per field, every combination is built into a SimConfig (so an
@@ -42,7 +47,8 @@ from .._text import decode_utf8
 from ..sim.config import FIELD_TYPES, ConfigError, SimConfig, coerce, from_dict, load_config
 
 TOP_KEYS = ("name", "description", "base", "baseline", "size", "seed", "traces", "workloads", "config", "grid",
-            "exclude")
+            "exclude", "analyses")
+SUITE_KEYS = ("name", "description", "studies")
 WORKLOAD_KEYS = ("name", "size", "seed")
 # Exclude rules may also match on the trace's display name (a workload name or a file stem).
 EXCLUDE_EXTRA_KEYS = ("trace",)
@@ -75,6 +81,9 @@ class SweepSpec:
     baseline: dict = field(default_factory=dict)  # field -> value
     configs: list = field(default_factory=list)  # [SimConfig] after exclude rules, per trace below
     excluded_by_trace: dict = field(default_factory=dict)  # trace name -> set of config indices excluded
+    name: str = ""  # the study's name in results files (the file's `name`, else its stem)
+    description: str = ""
+    analyses: list = field(default_factory=list)  # per-trace analyses to store with the results
 
     def configs_for(self, trace_name: str) -> list:
         drop = self.excluded_by_trace.get(trace_name, set())
@@ -154,6 +163,44 @@ def load_sweep(path, *, mechanisms_available: Optional[list] = None) -> SweepSpe
     return parse_sweep(text, str(path), base_dir=p.resolve().parent, mechanisms_available=mechanisms_available)
 
 
+def load_sweeps(path, *, mechanisms_available: Optional[list] = None) -> list:
+    """The studies of a sweep file: ``[spec]`` for a sweep file, one spec per listed study for a suite.
+
+    A suite's studies are sweep files named relative to the suite; their names must differ (they
+    label the studies in the results file)."""
+    p = Path(path)
+    if not p.is_file():
+        raise SweepError(f"sweep file {path} does not exist")
+    text = p.read_text()
+    ctx = _Ctx(str(path), text)
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise SweepError(f"{path}: not valid TOML ({e})") from None
+    if "studies" not in data:
+        return [parse_sweep(text, str(path), base_dir=p.resolve().parent, mechanisms_available=mechanisms_available)]
+    for key in data:
+        if key not in SUITE_KEYS:
+            ctx.fail(f"key '{key}' does not belong in a suite file, which lists study files only (keys: "
+                     f"{', '.join(SUITE_KEYS)}); put it in a study", None, key)
+    studies = data["studies"]
+    if not isinstance(studies, list) or not studies or not all(isinstance(s, str) for s in studies):
+        ctx.fail("'studies' must be a non-empty list of sweep file paths (relative to the suite file)", None,
+                 "studies")
+    specs, names = [], {}
+    for entry in studies:
+        sub = p.resolve().parent / entry
+        if not sub.is_file():
+            ctx.fail(f"study file '{entry}' does not exist (paths are relative to the suite file)", None, "studies")
+        spec = load_sweep(sub, mechanisms_available=mechanisms_available)
+        if spec.name in names:
+            ctx.fail(f"studies '{names[spec.name]}' and '{entry}' have the same name '{spec.name}'; names label "
+                     f"the studies in the results file, so they must differ", None, "studies")
+        names[spec.name] = entry
+        specs.append(spec)
+    return specs
+
+
 def parse_sweep(text: str, name: str = "<sweep>", base_dir: Optional[Path] = None,
                 mechanisms_available: Optional[list] = None) -> SweepSpec:
     ctx = _Ctx(name, text)
@@ -168,7 +215,16 @@ def parse_sweep(text: str, name: str = "<sweep>", base_dir: Optional[Path] = Non
             hint = _closest(key, TOP_KEYS)
             if key in FIELD_TYPES:
                 hint = f"; config fields go under [config] (fixed) or [grid] (lists)"
+            if key == "studies":
+                hint = "; a suite file lists studies and nothing else"
             ctx.fail(f"unknown top-level key '{key}'{hint}", None, key)
+    study_name = data.get("name", Path(name).stem)
+    if not isinstance(study_name, str) or not study_name.strip():
+        ctx.fail("'name' must be a non-empty string", None, "name")
+    description = data.get("description", "")
+    if not isinstance(description, str):
+        ctx.fail("'description' must be a string", None, "description")
+    analyses = _analyses(ctx, data.get("analyses", []))
 
     # ---- base config and fixed overrides
     base = data.get("base")
@@ -271,7 +327,7 @@ def parse_sweep(text: str, name: str = "<sweep>", base_dir: Optional[Path] = Non
             ctx.fail(f"grid point ({shown}) is not a valid config: {e}; add an [[exclude]] rule for it", "grid",
                      keys[0] if keys else None)
     spec = SweepSpec(path=name, text=text, traces=traces, base=base, fixed=fixed, grid=grid, exclude=exclude,
-                     baseline=baseline, configs=configs)
+                     baseline=baseline, configs=configs, name=study_name, description=description, analyses=analyses)
     for t in traces:
         drop = set()
         for i, cfg in enumerate(configs):
@@ -282,6 +338,20 @@ def parse_sweep(text: str, name: str = "<sweep>", base_dir: Optional[Path] = Non
     if spec.n_points == 0:
         ctx.fail("the sweep has no points (no traces, or every point excluded)", None, None)
     return spec
+
+
+def _analyses(ctx: _Ctx, value) -> list:
+    from .analyses import ANALYSES
+
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        ctx.fail(f"'analyses' must be a list of analysis names ({', '.join(ANALYSES)})", None, "analyses")
+    for v in value:
+        if v not in ANALYSES:
+            ctx.fail(f"analysis '{v}' does not exist{_closest(v, ANALYSES)} (analyses: {', '.join(ANALYSES)})", None,
+                     "analyses")
+    return list(dict.fromkeys(value))
 
 
 def _field_value(ctx: _Ctx, section: Optional[str], key: str, value: Any, occurrence: int = 0, shown: str = "",

@@ -93,8 +93,8 @@ def workload_cache_key(name: str, size: str, seed: int, record_mem: bool = True)
 
     wl = workloads.get(name)
     h = hashlib.sha256()
-    h.update(f"simt-fast/trace-cache/1;{__version__};{_producer_digest()};{name};{wl.kernel};{size};{seed};".encode())
-    if not record_mem:  # traces without /mem are other files (keys of traces with /mem stay as they were)
+    h.update(f"simt-fast/trace-cache/2;{__version__};{_producer_digest()};{name};{wl.kernel};{size};{seed};".encode())
+    if not record_mem:  # traces without /mem are other files
         h.update(b"no-mem;")
     h.update(Path(wl.ptx_path).read_bytes())
     try:  # the input generator decides the data, hence the paths
@@ -114,8 +114,11 @@ def trace_workload(name: str, size: str, seed: int, out: Path, record_mem: bool 
     spec = wl.launch_spec(size, seed=seed)
     tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
     try:
+        # The same attributes as `simt-fast trace`: the timing core finds the workload's PTX through
+        # them (stackless places syncwarps with the variance-aware analysis of that PTX).
         launch = emu.launch(wl.ptx_path, wl.kernel, spec.grid, spec.block, spec.args, spec.shared_bytes,
-                            trace=True, trace_path=tmp, record_mem=record_mem)
+                            trace=True, trace_path=tmp, record_mem=record_mem,
+                            attrs={"workload": name, "size": size, "seed": int(seed)})
         try:
             wl.check(spec)
         except AssertionError as e:
