@@ -19,7 +19,7 @@ from ..._jit import jit
 helper = jit(_nrt=False)
 # The few helpers every block end calls are also inlined at numba-IR level: a call passes each array
 # argument's data pointer, shape and strides on the stack (measured: ~10% of the issue path).
-inline_helper = jit(_nrt=False, inline="always")
+inline_helper = jit(_nrt=False)
 
 # split-table (ST) fields: one issue unit = PC (block, offset) + lane mask of the warp. The fields the
 # issue path reads come first: a row is allocated S_ROW words wide and starts on a cache line, so
