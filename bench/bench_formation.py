@@ -23,10 +23,10 @@ import time
 import numpy as np
 
 from bench_sim import first_ctas
-from simt_fast.sim import formation
+from simt_fast.sim import simulate
 from simt_fast.sim import simulate as core_simulate
 from simt_fast.sim.config import SimConfig
-from simt_fast.sim.reference.formation import simulate as reference
+from simt_fast.sim.reference import simulate as reference
 from simt_fast.trace.synthetic import synthetic
 
 CONFIGS = {
@@ -40,7 +40,7 @@ CONFIGS = {
 
 def simulate(trace, cfg):
     if cfg.mechanism in ("dwf", "en-dwf", "tbc"):
-        return formation.simulate(trace, cfg)
+        return simulate(trace, cfg)
     return core_simulate(trace, cfg)
 
 

@@ -46,7 +46,7 @@ def measure(name: str, size: str) -> dict:
     if "stackless" in registry.names():
         cfg = SimConfig(max_warps_per_sm=64)
         row["stackless"] = {}
-        from simt_fast.sim.mech.stackless import syncwarp_flags
+        from simt_fast.sim.syncwarp import syncwarp_flags
 
         placements = {"auto": syncwarp_flags(trace, "auto", ptx=wl.ptx_path),  # variance-aware analysis
                       "cfg": syncwarp_flags(trace, "auto"),  # the trace names no workload: CFG-only analysis

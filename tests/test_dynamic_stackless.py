@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from simt_fast.sim import SimulationError, reference, simulate
 from simt_fast.sim.config import SimConfig
-from simt_fast.sim.mech.stackless import ipdom_syncwarp, structural_syncwarp, syncwarp_flags
+from simt_fast.sim.syncwarp import ipdom_syncwarp, structural_syncwarp, syncwarp_flags
 from simt_fast.trace import synthetic
 
 from sim_helpers import tiny_trace

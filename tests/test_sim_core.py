@@ -255,7 +255,7 @@ def test_kernel_is_loaded_from_the_numba_cache_in_a_new_process():
     code = ("from simt_fast.sim import simulate, core\nfrom simt_fast.sim.config import SimConfig\n"
             "from simt_fast.trace.synthetic import synthetic\n"
             "simulate(synthetic(5, 8, seed=0), SimConfig())\n"
-            "print(sum(core._simulate.stats.cache_hits.values()), sum(core._simulate.stats.cache_misses.values()))")
+            "print(sum(core.run.stats.cache_hits.values()), sum(core.run.stats.cache_misses.values()))")
     simulate(synthetic(5, 8, seed=0), SimConfig())  # make sure the cache is populated
     out = subprocess.run([sys.executable, "-W", "ignore", "-c", code], capture_output=True, text=True, check=True)
     hits, misses = map(int, out.stdout.split())
