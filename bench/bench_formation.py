@@ -27,7 +27,7 @@ from simt_fast.sim import formation
 from simt_fast.sim import simulate as core_simulate
 from simt_fast.sim.config import SimConfig
 from simt_fast.sim.reference.formation import simulate as reference
-from simt_fast.trace.synthetic import synthetic
+from simt_fast.trace.synth import synthetic
 
 CONFIGS = {
     "dwf": dict(mechanism="dwf", issue_policy="majority"),

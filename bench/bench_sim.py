@@ -29,7 +29,7 @@ from simt_fast.sim import reference, simulate
 from simt_fast.sim.config import SimConfig, load_config
 from simt_fast.sim.registry import names
 from simt_fast.trace.model import Trace
-from simt_fast.trace.synthetic import synthetic
+from simt_fast.trace.synth import synthetic
 
 
 def first_ctas(trace: Trace, n: int) -> Trace:

@@ -31,8 +31,8 @@ WARPS = (4, 8, 16, 32)
 
 
 def measure(name: str, size: str) -> dict:
-    from simt_fast.ir.expansion import expansion, struct_vs_ipdom
-    from simt_fast.ir.scalarize_dynamic import scalarize_trace
+    from simt_fast.dynamic.expansion import expansion, struct_vs_ipdom
+    from simt_fast.dynamic.scalarize import scalarize_trace
     from simt_fast.sim import registry, simulate
     from simt_fast.sim.config import SimConfig
     from simt_fast.workloads import get

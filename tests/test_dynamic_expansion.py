@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from simt_fast.ir.expansion import (expansion, expansion_branches, ipdom_replay, ipdom_replay_reference,
+from simt_fast.dynamic.expansion import (expansion, expansion_branches, ipdom_replay, ipdom_replay_reference,
                                     region_blocks, struct_vs_ipdom)
 from simt_fast.sim import simulate
 from simt_fast.sim.config import SimConfig

@@ -11,7 +11,7 @@ from simt_fast.ir import graph
 from simt_fast.ir.model import OpClass
 from simt_fast.trace import synthetic, validate
 from simt_fast.trace.model import MEM_ATOMIC, MEM_FORMAT, MEM_LOAD, MEM_STORE, NO_ACCESS
-from simt_fast.trace.synthetic import (
+from simt_fast.trace.synth import (
     _distance_to_exit,
     _splitmix,
     _splitmix_py,
@@ -22,7 +22,7 @@ from simt_fast.trace.synthetic import (
     walk_paths_reference,
 )
 
-synth_module = sys.modules["simt_fast.trace.synthetic"]
+from simt_fast.trace import synth as synth_module  # noqa: E402
 
 
 def succ_lists(t):
@@ -268,7 +268,7 @@ def _entry_instructions(t) -> np.ndarray:
 
 def test_memory_patterns_golden():
     # One block with a coalesced 4-byte global load (instruction 0) walked by 8 threads: thread t reads word t.
-    from simt_fast.trace.synthetic import COALESCED, _Draws, _memory_addresses
+    from simt_fast.trace.synth import COALESCED, _Draws, _memory_addresses
 
     class FixedDraws(_Draws):  # pattern and width draws -> COALESCED, 4 bytes; no guard, no atomic
         def weighted(self, cum):

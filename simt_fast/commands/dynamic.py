@@ -67,7 +67,7 @@ def register(app: typer.Typer) -> None:
         allow_digest_mismatch: bool = ALLOW_DIGEST_MISMATCH,
     ):
         """Dynamic code expansion under IPDOM (seed 002 Table 3): upper limit and exact sps count."""
-        from ..ir.expansion import expansion
+        from ..dynamic.expansion import expansion
         from ..trace.model import Trace
 
         with user_errors(ValueError):
@@ -92,7 +92,7 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="Print JSON."),
     ):
         """Structurize a workload's kernel, check its outputs match, and compare both under sps (seed 002 Fig. 15)."""
-        from ..ir.expansion import struct_vs_ipdom
+        from ..dynamic.expansion import struct_vs_ipdom
         from ..ir.structurize import StructurizeError
 
         with user_errors(KeyError, ValueError, StructurizeError, AssertionError):
@@ -113,7 +113,7 @@ def register(app: typer.Typer) -> None:
 def scalarize_report(trace_file: Path, ptx: Optional[Path], kernel: Optional[str], warp_sizes: str,
                      as_json: bool, output: Optional[Path] = None, allow_digest_mismatch: bool = False) -> None:
     """`scalarize` (and `analyze TRACE.h5`): compute, then print tables or JSON (to ``output`` if given)."""
-    from ..ir.scalarize_dynamic import scalarize_trace
+    from ..dynamic.scalarize import scalarize_trace
     from ..trace.model import Trace
 
     ws = _warp_sizes(warp_sizes)

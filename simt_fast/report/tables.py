@@ -14,6 +14,8 @@ from typing import Optional
 import numpy as np
 
 from ..results import CONFIG_COLUMNS
+from ..sim.config import MECHANISMS
+from ..sim.hws import estimate_from_hist
 
 # Fields never used to split panels: they identify the series, or only affect guards.
 _NOT_PANEL = ("mechanism", "seed", "max_cycles", "no_progress_cycles")
@@ -53,8 +55,6 @@ def _fmt(v) -> str:
 
 def mechanisms_in_order(df) -> list:
     """Mechanisms in registry order (the DESIGN table order), unknown names last."""
-    from ..sim.config import MECHANISMS
-
     present = list(dict.fromkeys(df["mechanism"]))
     return [m for m in MECHANISMS if m in present] + [m for m in present if m not in MECHANISMS]
 
@@ -140,10 +140,6 @@ def hws_comparison(df) -> Optional["object"]:
 
     if "quarter_hist" not in df.columns or "hws" not in df.columns:
         return None
-    try:
-        from ..sim.hws import estimate_from_hist
-    except ImportError:  # the HWS module is optional for reports
-        estimate_from_hist = None
     plain = df[~df["hws"].astype(bool)]
     keys = ["trace_id"] + [c for c in CONFIG_COLUMNS if c != "hws"]
     hws_rows = df[df["hws"].astype(bool)][keys + ["cycles"]].rename(columns={"cycles": "hws_cycles"})
@@ -154,7 +150,7 @@ def hws_comparison(df) -> Optional["object"]:
         if q.size < 3:  # one quarter per warp: nothing to scale
             continue
         estimate = np.nan
-        if estimate_from_hist is not None and q[1:].sum() > 0 and q[0] == 0:
+        if q[1:].sum() > 0 and q[0] == 0:
             estimate = estimate_from_hist(q)
         measured = r["cycles"] / r["hws_cycles"] if np.isfinite(r.get("hws_cycles", np.nan)) and r["hws_cycles"] else np.nan
         rows.append({"trace": r["trace"], "mechanism": r["mechanism"], "warp_size": r["warp_size"],

@@ -6,7 +6,7 @@ register is scalar when every instruction writing it is scalar); :func:`scalar_f
 flat per-instruction arrays, and :func:`static_stats` reports Fig. 5's numbers for several warp sizes.
 
 Dynamic (:func:`dynamic_stats`): the trace is replayed under IPDOM with warps of ``W`` consecutive
-threads of a CTA (:func:`simt_fast.ir.expansion.ipdom_replay`, whose issue counts equal the ``sps``
+threads of a CTA (:func:`simt_fast.dynamic.expansion.ipdom_replay`, whose issue counts equal the ``sps``
 timing core's ``warp_insts``). Every issue of a block with active mask ``m`` (``p`` threads) of a
 warp whose live threads are ``L`` counts, per instruction of the block:
 
@@ -40,9 +40,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..emu import load_kernel
+from ..ir.cfg import build_cfg
+from ..ir.convergence import analyze_convergence
+from ..ir.flat import instruction_registers
+from ..ir.model import OpClass
+from ..ir.scalarize import scalar_instructions, scalarization_stats
 from ..trace.model import Trace, TraceError
 from .expansion import ReplayCounts, ipdom_replay
-from .model import OpClass
 
 __all__ = ["ScalarFacts", "scalar_facts", "facts_for_trace", "dynamic_stats", "static_stats", "scalarize_trace",
            "unscalarized_facts", "WARP_SIZES"]
@@ -78,11 +83,6 @@ class ScalarFacts:
 
 def scalar_facts(func, cfg=None, conv=None) -> ScalarFacts:
     """The facts of a parsed (inlined, for traces) function from its convergence analysis."""
-    from .cfg import build_cfg
-    from .convergence import analyze_convergence
-    from .flat import instruction_registers
-    from .scalarize import scalar_instructions, scalarization_stats
-
     cfg = cfg or build_cfg(func)
     conv = conv or analyze_convergence(func, cfg)
     instrs = func.instructions
@@ -123,8 +123,6 @@ def unscalarized_facts(trace: Trace) -> ScalarFacts:
 
 def facts_for_trace(trace: Trace, ptx, kernel=None) -> ScalarFacts:
     """Analyse the PTX a trace came from (inlined like the emulator does) and check they match."""
-    from ..emu import load_kernel
-
     kern = load_kernel(ptx, kernel or trace.kernel)
     flat = kern.flat
     if len(flat["block_start"]) != len(trace.block_start) or not np.array_equal(

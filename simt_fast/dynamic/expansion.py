@@ -24,7 +24,7 @@ The IPDOM replay (:func:`ipdom_replay`, numba kernel ``_replay``; plain-Python r
 a single-path reconvergence stack. Which (block, thread mask) groups a warp issues under IPDOM does
 not depend on timing, so the per-block issue counts it returns equal the ``sps`` timing core's
 ``warp_insts`` exactly (tested) and are what the scalarization statistics
-(:mod:`simt_fast.ir.scalarize`) are built on.
+(:mod:`simt_fast.dynamic.scalarize`) are built on.
 """
 
 from __future__ import annotations
@@ -34,7 +34,15 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._jit import jit
+from ..emu import launch
+from ..ir import parse_ptx
+from ..ir.control_tree import build_control_tree
+from ..ir.ptx_printer import print_module
+from ..ir.structurize import structurize_module
+from ..sim import simulate
+from ..sim.config import SimConfig
 from ..trace.model import Trace, TraceError
+from ..workloads import get
 
 __all__ = ["ReplayCounts", "ipdom_replay", "ipdom_replay_reference", "expansion_branches", "expansion",
            "ExpansionResult", "struct_vs_ipdom"]
@@ -381,9 +389,6 @@ def _label(trace: Trace, b: int) -> str:
 
 def expansion(trace: Trace, warp_size: int = 32, config=None) -> ExpansionResult:
     """Seed 002 Table 3 for one trace: the upper limit and the sps timing core's exact expansion."""
-    from ..sim import simulate
-    from ..sim.config import SimConfig
-
     flags = expansion_branches(trace)
     counts = ipdom_replay(trace, warp_size, flags)
     if config is None:  # enough warp slots for one CTA of narrow warps (the counts ignore occupancy)
@@ -393,8 +398,6 @@ def expansion(trace: Trace, warp_size: int = 32, config=None) -> ExpansionResult
     for b in np.flatnonzero(flags):
         regions |= set(region_blocks(trace, int(b)))
     # the control tree's interacting edges (what makes the CFG unstructured), reported for cross-reference
-    from .control_tree import build_control_tree
-
     tree = build_control_tree(trace.n_blocks, _succ_lists(trace), 0, trace.n_blocks - 1)
     edges = [f"{_label(trace, int(u))}->{_label(trace, int(v))} ({k})" for u, v, k in tree.interacting_edges]
     return ExpansionResult(
@@ -414,13 +417,6 @@ def struct_vs_ipdom(workload: str, size: str = "tiny", seed: int = 0, config=Non
     """Structurize ``workload``'s kernel, run both versions on the same inputs (outputs must be
     identical: the transformation preserves semantics), and simulate both traces under sps.
     ``keep_traces`` adds ``"traces": {"IPDOM": Trace, "STRUCT": Trace}`` to the result."""
-    from ..emu import launch
-    from ..ir import parse_ptx
-    from ..sim import simulate
-    from ..sim.config import SimConfig
-    from ..workloads import get
-    from .ptx_printer import print_module
-    from .structurize import structurize_module
 
     wl = get(workload)
     module = parse_ptx(wl.ptx_path)

@@ -43,6 +43,7 @@ import numpy as np
 
 from .._jit import jit
 from ..ir.model import OpClass
+from ..ir.graph import immediate_postdominators
 from .io import path_dtype
 from .model import MEM_ATOMIC, MEM_FORMAT, MEM_LOAD, MEM_NONE, MEM_STORE, NO_ACCESS, Trace
 
@@ -805,7 +806,7 @@ def synthetic(
         path_ptr=path_ptr,
         path=path,
         **mem,
-        attrs={"generator": "simt_fast.trace.synthetic", "seed": int(seed), "warp_size": int(warp_size),
+        attrs={"generator": "simt_fast.trace.synth", "seed": int(seed), "warp_size": int(warp_size),
                "divergence": float(divergence), "loop_prob": float(loop_prob), "exit_prob": float(exit_prob)},
     )
 
@@ -931,8 +932,6 @@ def _memory_addresses(op_class, dst_reg, src_reg, text, block_start, path_ptr, p
 
 def _ipdom(n_blocks: int, succ_ptr: np.ndarray, succ_idx: np.ndarray) -> np.ndarray:
     """Immediate post-dominators from the CFG layer (virtual exit -> -1, the Trace convention)."""
-    from ..ir.graph import immediate_postdominators
-
     ipdom = np.asarray(immediate_postdominators(n_blocks, succ_ptr, succ_idx, n_blocks - 1), np.int64).copy()
     ipdom[n_blocks - 1] = -1
     return ipdom
@@ -967,5 +966,4 @@ def traces(max_blocks: int = 24, max_threads: int = 96, warp_sizes: Sequence[int
     return _traces()
 
 
-# `simt_fast.trace.synthetic` is this function once the package is imported; keep the strategy reachable.
-synthetic.traces = traces
+# `simt_fast.trace.synth` is this function once the package is imported; keep the strategy reachable.
