@@ -12,6 +12,7 @@ import re
 import numpy as np
 import pytest
 
+import simt_fast.ir as ir
 import simt_fast.workloads as workloads
 
 REQUIRED = {"bfs", "blackscholes", "nn", "mummer", "raytrace", "storegpu", "laplace3d", "nqueens", "aes",
@@ -59,7 +60,6 @@ def test_files_and_metadata(workload):
 
 
 def test_ptx_parses_and_kernel_name_selects_one_entry(workload):
-    ir = pytest.importorskip("simt_fast.ir")
     module = ir.parse_ptx(workload.ptx_path)
     kernel = module.find_kernel(workload.kernel)
     assert kernel.is_entry and kernel.name == workload.kernel
@@ -72,7 +72,6 @@ def cuda_param_names(source: str, kernel: str) -> list:
 
 
 def test_args_match_the_kernel_params_in_count_type_and_name(workload, tiny):
-    ir = pytest.importorskip("simt_fast.ir")
     params = ir.parse_ptx(workload.ptx_path).find_kernel(workload.kernel).params
     assert len(tiny.args) == len(params), f"{workload.name}: {len(tiny.args)} args for {len(params)} .params"
     for arg, name, p in zip(tiny.args, tiny.arg_names, params):
