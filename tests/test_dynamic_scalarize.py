@@ -1,4 +1,4 @@
-"""Dynamic scalarization statistics (seed 004 §4.2, Fig. 6) on hand-made traces and a workload."""
+"""Dynamic scalarization statistics (Lee et al. 2013 §4.2, Fig. 6) on hand-made traces and a workload."""
 
 from __future__ import annotations
 

@@ -86,12 +86,12 @@ def test_defaults_produce_loops_several_exits_and_unstructured_edges():
     for seed in range(20):
         t = synthetic(40, 64, seed)
         n = t.n_blocks
-        # seed 002's interacting edges, found by the structural analysis of simt_fast.ir.control_tree
+        # Wu et al. 2012's interacting edges, found by the structural analysis of simt_fast.ir.control_tree
         seen["unstructured"] += not build_control_tree(n, succ_lists(t), 0, n - 1).is_structured
         loops = graph.natural_loops(n, t.succ_ptr, t.succ_idx)
         seen["loops"] += len(loops)
         seen["multi_exit"] += int(np.sum(t.succ_idx == n - 1) >= 2)
-        # an edge leaving a loop from a block that is not its latch: a `break` (unstructured in seed 002's sense)
+        # an edge leaving a loop from a block that is not its latch: a `break` (unstructured in Wu et al. 2012's sense)
         seen["loop_breaks"] += sum(1 for L in loops for (src, _) in L.exits if src not in L.latches)
         seen["barriers"] += int(t.has_barrier.sum())
         seen["switches"] += int((np.diff(t.succ_ptr) > 2).sum())
@@ -101,7 +101,7 @@ def test_defaults_produce_loops_several_exits_and_unstructured_edges():
 @settings(max_examples=60, deadline=None)
 @given(trace=traces(max_blocks=48, structured=True, loop_prob=0.3, switch_prob=0.1))
 def test_structured_cfgs_reduce_to_one_region(trace):
-    """structured=True: structural analysis (seed 002) collapses the CFG with no interacting edge."""
+    """structured=True: structural analysis (Wu et al. 2012) collapses the CFG with no interacting edge."""
     from simt_fast.ir.control_tree import build_control_tree
 
     n = trace.n_blocks

@@ -54,7 +54,8 @@ def test_files_and_metadata(workload):
     assert workload.source.is_file() and workload.source.name == "kernel.cu"
     assert workload.ptx_path.is_file(), f"run: python scripts/build_ptx.py {workload.name}"
     assert workload.ptx_path.parent.name == "workloads"
-    assert "seed" in workload.description and "\n" not in workload.description
+    # one line that cites the paper the workload serves (authors and year, as users read them)
+    assert re.search(r"\b(19|20)\d\d\b", workload.description) and "\n" not in workload.description
     assert workload.sizes[:2] == ("tiny", "default")
     assert f'extern "C" __global__ void {workload.kernel}(' in workload.source.read_text()
 

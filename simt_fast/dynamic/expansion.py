@@ -1,8 +1,8 @@
-"""Dynamic code expansion under IPDOM reconvergence (seed 002 §4.2, Table 3 and Fig. 15).
+"""Dynamic code expansion under IPDOM reconvergence (Wu et al. 2012 §4.2, Table 3 and Fig. 15).
 
 Three numbers per trace, all computed from the same per-thread block paths:
 
-* ``upper_limit`` -- seed 002 §4.2.1's *upper limit of dynamic code expansion*: warp instructions
+* ``upper_limit`` -- Wu et al. 2012 §4.2.1's *upper limit of dynamic code expansion*: warp instructions
   issued while a warp is diverged at an expansion-prone branch and has not yet reached that branch's
   immediate post-dominator (the region "between an unstructured branch and its IPDOM"). It counts
   the first executions of the region's blocks too, which is why it is an upper limit.
@@ -16,7 +16,7 @@ Three numbers per trace, all computed from the same per-thread block paths:
 An *expansion-prone* branch (``expansion_branches``) is a block with two or more successors whose
 successor regions -- the blocks reachable from each successor without passing the branch's IPDOM --
 overlap: different paths out of the branch meet in a common block before the reconvergence point,
-which is exactly the condition seed 002 §2.2 gives for dynamic expansion, and the blocks Forward Copy
+which is exactly the condition Wu et al. 2012 §2.2 gives for dynamic expansion, and the blocks Forward Copy
 duplicates (Fig. 11). Structured branches (if/else, loop tests) never qualify.
 
 The IPDOM replay (:func:`ipdom_replay`, numba kernel ``_replay``; plain-Python reference
@@ -112,7 +112,7 @@ class ReplayCounts:
     *Full* issues run with every live (not yet exited) thread of the warp; *partial* issues run a
     strict subset (the warp is diverged). ``*_threads`` sum the active threads over those issues.
     ``expansion_issues[b]``: issues of block ``b`` made inside the region of an expansion-prone branch
-    at which the warp diverged (seed 002's upper limit counts ``block size`` instructions per issue).
+    at which the warp diverged (Wu et al. 2012's upper limit counts ``block size`` instructions per issue).
     """
 
     warp_size: int
@@ -148,7 +148,7 @@ class ReplayCounts:
 @jit
 def _replay(W, tpc, n_ctas, succ_ptr, succ_idx, ipdom, flag, path_ptr, path, exit_b,
             full_i, part_i, full_t, part_t, exp_i, out):
-    """Per warp, a single-path IPDOM stack (Fung et al.; seed 002 §2.2): on divergence the top entry
+    """Per warp, a single-path IPDOM stack (Fung et al.; Wu et al. 2012 §2.2): on divergence the top entry
     becomes the reconvergence entry at the branch's IPDOM and one entry per successor group is pushed;
     an entry whose PC reaches its reconvergence PC pops. Fills the per-block counters."""
     wpc = (tpc + W - 1) // W
@@ -205,7 +205,7 @@ def _replay(W, tpc, n_ctas, succ_ptr, succ_idx, ipdom, flag, path_ptr, path, exi
                     part_i[b] += 1
                     part_t[b] += cnt
                 if n_flag - s_flag[top] > 0 and m != live:
-                    # a diverged warp inside the region of an expansion-prone branch (seed 002 §4.2.1)
+                    # a diverged warp inside the region of an expansion-prone branch (Wu et al. 2012 §4.2.1)
                     exp_i[b] += 1
                 # ---- move the issued threads along their paths ----------------------------------
                 for lane in range(lanes):
@@ -361,11 +361,11 @@ class ExpansionResult:
     warp_size: int
     expansion_branches: list  # block labels
     region_blocks: list  # labels of blocks between those branches and their IPDOMs
-    upper_limit: int  # seed 002 Table 3 "dynamic code expansion area" (warp instructions)
+    upper_limit: int  # Wu et al. 2012 Table 3 "dynamic code expansion area" (warp instructions)
     warp_insts: int  # IPDOM warp instructions of the whole kernel (the Table 3 denominator)
     expanded_insts: int  # exact, from the sps timing core
     thread_insts: int
-    interacting_edges: list = field(default_factory=list)  # control tree (seed 002 §2): "src->dst (kind)"
+    interacting_edges: list = field(default_factory=list)  # control tree (Wu et al. 2012 §2): "src->dst (kind)"
 
     @property
     def upper_limit_pct(self) -> float:
@@ -388,7 +388,7 @@ def _label(trace: Trace, b: int) -> str:
 
 
 def expansion(trace: Trace, warp_size: int = 32, config=None) -> ExpansionResult:
-    """Seed 002 Table 3 for one trace: the upper limit and the sps timing core's exact expansion."""
+    """Wu et al. 2012 Table 3 for one trace: the upper limit and the sps timing core's exact expansion."""
     flags = expansion_branches(trace)
     counts = ipdom_replay(trace, warp_size, flags)
     if config is None:  # enough warp slots for one CTA of narrow warps (the counts ignore occupancy)

@@ -1,4 +1,4 @@
-"""Dynamic scalarization statistics (seed 004 §4.2, Fig. 6), from traces.
+"""Dynamic scalarization statistics (Lee et al. 2013 §4.2, Fig. 6), from traces.
 
 The static facts -- which instructions are scalar, which registers are scalar -- are those of
 :mod:`simt_fast.ir.scalarize` (a scalar instruction is thread-invariant and in a convergent block; a
@@ -28,7 +28,7 @@ The *baseline* (no scalarization, no warps) is what the threads do one by one: e
 per operand (issued = thread operations = the trace's thread instructions).
 
 ``convergent_partial`` counts IPDOM issues of a block proven convergent with ``m != L``. The analysis
-is about convergence of the threads that stay (seed 004 §3.4 ignores threads that leave the kernel
+is about convergence of the threads that stay (Lee et al. 2013 §3.4 ignores threads that leave the kernel
 early), while an IPDOM warp may run the staying threads' path *before* the leaving threads reached
 their ``ret``: those issues are counted as statically converged (the compiler's view), and this
 diagnostic says how often the hardware ordering disagreed.
@@ -87,7 +87,7 @@ def scalar_facts(func, cfg=None, conv=None) -> ScalarFacts:
     conv = conv or analyze_convergence(func, cfg)
     instrs = func.instructions
     n = len(instrs)
-    # the static classification is the ANALYSES module's (seed 004 §2.3): reuse it, never re-derive it
+    # the static classification is the ANALYSES module's (Lee et al. 2013 §2.3): reuse it, never re-derive it
     scalar = np.asarray(scalar_instructions(conv), bool)
     regs = [instruction_registers(ins) for ins in instrs]
     writers: dict = {}
@@ -133,7 +133,7 @@ def facts_for_trace(trace: Trace, ptx, kernel=None) -> ScalarFacts:
 
 
 def static_stats(facts: ScalarFacts, warp_sizes=WARP_SIZES) -> dict:
-    """Seed 004 Fig. 5: scalar share of static instructions; registers per warp vs the baseline."""
+    """Lee et al. 2013 Fig. 5: scalar share of static instructions; registers per warp vs the baseline."""
     n = facts.n_instrs
     rs, rp = facts.n_scalar_regs, facts.n_private_regs
     return {
@@ -185,7 +185,7 @@ def baseline_counts(facts: ScalarFacts, rc: ReplayCounts) -> dict:
 
 
 def dynamic_stats(trace: Trace, facts: ScalarFacts, warp_sizes=WARP_SIZES) -> dict:
-    """Seed 004 Fig. 6 for one trace: baseline and, per warp size, the counts and their savings."""
+    """Lee et al. 2013 Fig. 6 for one trace: baseline and, per warp size, the counts and their savings."""
     if int(facts.block_start[-1]) != trace.n_instrs or len(facts.convergent) != trace.n_blocks:
         raise TraceError(f"trace '{trace.kernel}': the analysis has {int(facts.block_start[-1])} instructions in "
                          f"{len(facts.convergent)} blocks, the trace {trace.n_instrs} in {trace.n_blocks}")

@@ -1,4 +1,4 @@
-"""Unstructured-to-structured control-flow transformation (seed 002 §3).
+"""Unstructured-to-structured control-flow transformation (Wu et al. 2012 §3).
 
 The four-step loop of the paper, on a graph whose nodes map 1:1 onto basic blocks:
 
@@ -126,7 +126,7 @@ class FlowGraph:
 
 @dataclass
 class StructStats:
-    """Table 2 of seed 002, for one kernel, and what the growth limit did."""
+    """Table 2 of Wu et al. 2012, for one kernel, and what the growth limit did."""
 
     branch_instructions: int = 0
     cuts: int = 0

@@ -3,7 +3,7 @@
 Kept free of matplotlib so tests can check every number against numpy directly.
 
 A *panel* is one combination of the config fields that vary in the results other than the
-mechanism (e.g. ``simd_width=8``): seed 001 and seed 003 compare mechanisms per machine, so
+mechanism (e.g. ``simd_width=8``): ElTantawy et al. 2014 and Jin 2012 compare mechanisms per machine, so
 each figure draws one panel per machine configuration, with traces (workloads) on the x axis.
 """
 
@@ -22,7 +22,7 @@ _NOT_PANEL = ("mechanism", "seed", "max_cycles", "no_progress_cycles")
 
 
 def harmonic_mean(values) -> float:
-    """Harmonic mean of positive values (NaN if none): the mean seed 001 uses for speedups."""
+    """Harmonic mean of positive values (NaN if none): the mean ElTantawy et al. 2014 uses for speedups."""
     v = np.asarray(values, dtype=np.float64)
     v = v[np.isfinite(v)]
     if v.size == 0 or np.any(v <= 0):
@@ -71,7 +71,7 @@ def series_label(row) -> str:
 def pivot(df, value: str, mean: str = "harmonic"):
     """traces x mechanism table of ``value`` (mean over duplicates), plus a final mean row.
 
-    ``mean`` is ``"harmonic"`` (speedups, seed 001) or ``"arithmetic"`` (utilisations, fractions).
+    ``mean`` is ``"harmonic"`` (speedups, ElTantawy et al. 2014) or ``"arithmetic"`` (utilisations, fractions).
     Columns are series labels (``mp``, ``sps&HWS``...), rows trace names then ``HM``/``AM``.
     """
     import pandas as pd
@@ -104,7 +104,7 @@ def idle_fraction(df) -> np.ndarray:
 
 
 def occupancy_bins(hist: np.ndarray, n_bins: int = 8) -> tuple:
-    """Seed 003 Fig. 1.1: fraction of issued warp instructions by active threads, in equal bins.
+    """Jin 2012 Fig. 1.1: fraction of issued warp instructions by active threads, in equal bins.
 
     ``hist[k]`` counts warp instructions issued with k active threads (k = 0..warp_size).
     Returns ``(labels, fractions)``: bins of ``warp_size / n_bins`` threads ("1-4", ..., "29-32").
@@ -129,7 +129,7 @@ def quarter_fractions(hist: np.ndarray) -> np.ndarray:
 
 
 def hws_comparison(df) -> Optional["object"]:
-    """Seed 003 Fig. 6.3: per trace and mechanism, Eq. 6.1's estimate next to the measured HWS speedup.
+    """Jin 2012 Fig. 6.3: per trace and mechanism, Eq. 6.1's estimate next to the measured HWS speedup.
 
     The measured speedup pairs each ``hws=false`` row with the ``hws=true`` row of the same trace
     and other config; the estimate comes from the ``hws=false`` row's quarter-warp histogram

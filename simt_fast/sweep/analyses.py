@@ -1,23 +1,23 @@
 """Per-trace analyses a sweep stores beside its timing points (``analyses = [...]`` in a sweep file).
 
-The compiler-side statistics of seed 002 (Wu et al., unstructured control flow) and seed 004 (Lee
+The compiler-side statistics of Wu et al. 2012 (Wu et al., unstructured control flow) and Lee et al. 2013 (Lee
 et al., convergence and scalarization) are properties of a kernel and of the paths its threads took,
 not of a machine configuration, so a sweep computes them once per trace and the results file keeps
 them under its ``analyses`` attribute (docs/DESIGN.md §6). Each analysis maps a trace and the
 built-in workload it was recorded from to a flat dict of numbers; the names below are what
 published claims refer to (``metric = "scalarize.thread_ops_saving_pct_w4"``).
 
-* ``structurize`` — seed 002 Table 2 for the workload's PTX: ``branch_instructions``, ``cuts``,
+* ``structurize`` — Wu et al. 2012 Table 2 for the workload's PTX: ``branch_instructions``, ``cuts``,
   ``forward_copies``, ``backward_copies``, ``old_code_size``, ``new_code_size``,
   ``static_expansion_pct``, ``unstructured`` (1 when any transformation was needed: Table 1's count).
-* ``expansion`` — seed 002 Table 3 under IPDOM with warps of 32: ``upper_limit_pct`` (warp
+* ``expansion`` — Wu et al. 2012 Table 3 under IPDOM with warps of 32: ``upper_limit_pct`` (warp
   instructions a diverged warp issues inside an expansion-prone region, over all IPDOM warp
   instructions; :mod:`simt_fast.dynamic.expansion`) and ``expansion_branches``.
-* ``scalarize`` — seed 004 Figs. 5–6 (:mod:`simt_fast.dynamic.scalarize`): ``static_scalar_pct``,
+* ``scalarize`` — Lee et al. 2013 Figs. 5–6 (:mod:`simt_fast.dynamic.scalarize`): ``static_scalar_pct``,
   ``reg_saving_pct_w{4,32}`` (registers per warp), and per warp size 4 and 32 the savings against the
   unscalarized baseline of ``thread_ops``, ``reg_access`` (reads + writes), ``mem_addresses`` and
   ``mem_data`` (``..._saving_pct_w4`` ...).
-* ``convergence`` — seed 004 Fig. 4 with warps of 4: the share of thread instructions executed in
+* ``convergence`` — Lee et al. 2013 Fig. 4 with warps of 4: the share of thread instructions executed in
   blocks the compiler proves convergent, with structure-only analysis (``ca_pct``), with variance
   analysis (``ca_va_pct``), with the early-exit rule too (``ca_va_exit_pct``), and adding the
   instructions a warp issued with all its live threads anyway (``dynamic_pct``: what dynamic
