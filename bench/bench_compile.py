@@ -33,7 +33,10 @@ ROOT = Path(__file__).resolve().parents[1]
 
 CHILD = r"""
 import json, sys, time
-from simt_fast.trace.synthetic import synthetic
+try:
+    from simt_fast.trace.synth import synthetic
+except ImportError:  # revisions before the module's rename
+    from simt_fast.trace.synthetic import synthetic
 trace = synthetic(n_blocks=12, n_threads=256, seed=1, block=(64, 1, 1))
 kernel = sys.argv[1]
 t0 = time.process_time()

@@ -18,7 +18,7 @@ from simt_fast import workloads
 from simt_fast.sim import SimulationError, simulate
 from simt_fast.sim.config import ConfigError, SimConfig, load_config
 from simt_fast.trace.model import Trace
-from simt_fast.trace.synthetic import synthetic
+from simt_fast.trace.synth import synthetic
 
 DATA = Path(__file__).resolve().parent / "data"
 WORKLOAD_FILE = DATA / "golden_stats.json"

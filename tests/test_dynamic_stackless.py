@@ -1,4 +1,4 @@
-"""`stackless` (seed 004 §5.2): differential test against the reference, invariants, hand-worked cases."""
+"""`stackless` (Lee et al. 2013 §5.2): differential test against the reference, invariants, hand-worked cases."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ def cfg(**kw):
 
 def test_syncwarp_placement_on_the_diamond():
     tr = diamond()
-    # B3 is convergent (no control dependence) and has divergent predecessors: seed 004 §5.2's rule
+    # B3 is convergent (no control dependence) and has divergent predecessors: Lee et al. 2013 §5.2's rule
     assert structural_syncwarp(tr).tolist() == [False, False, False, True, False]
     assert ipdom_syncwarp(tr).tolist() == [False, False, False, True, False]
     assert syncwarp_flags(tr, "auto").tolist() == structural_syncwarp(tr).tolist()

@@ -13,7 +13,7 @@ import pytest
 from simt_fast.sim import simulate
 from simt_fast.sim.config import SimConfig
 from simt_fast.sim.reference.dwf import DWFCore
-from simt_fast.trace.synthetic import synthetic
+from simt_fast.trace.synth import synthetic
 
 
 @pytest.mark.parametrize("mechanism", ["dwf", "en-dwf"])

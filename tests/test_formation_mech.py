@@ -12,7 +12,7 @@ from simt_fast.sim.config import ConfigError, SimConfig, check_config
 from simt_fast.sim.reference import ReferenceError_
 from simt_fast.sim.reference.dwf import DWFCore
 from simt_fast.sim.reference.tbc import TBCCore
-from simt_fast.trace.synthetic import synthetic
+from simt_fast.trace.synth import synthetic, traces as synthetic_traces
 
 from sim_helpers import tiny_trace as tiny
 
@@ -21,7 +21,7 @@ SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, Heal
 
 @st.composite
 def cases(draw, mechanisms=("dwf", "en-dwf", "tbc")):
-    trace = draw(synthetic.traces(max_blocks=16, max_threads=72))
+    trace = draw(synthetic_traces(max_blocks=16, max_threads=72))
     m = draw(st.sampled_from(mechanisms))
     warp_size = draw(st.sampled_from((4, 8, 16, 32)))
     simd = draw(st.sampled_from([s for s in (1, 2, 4, 8, 32) if m == "tbc" or warp_size % s == 0 or s > warp_size]))
@@ -100,7 +100,7 @@ def test_sm_major_hands_out_ctas_in_cycle_then_sm_order():
 
 
 @settings(max_examples=40, **SETTINGS)
-@given(synthetic.traces(max_blocks=18, max_threads=96, barrier_prob=0.0), st.sampled_from((4, 8, 16, 32)),
+@given(synthetic_traces(max_blocks=18, max_threads=96, barrier_prob=0.0), st.sampled_from((4, 8, 16, 32)),
        st.data())
 def test_invariants(trace, warp_size, data):
     simd = data.draw(st.sampled_from([s for s in (1, 4, 8) if warp_size % s == 0]))
@@ -215,7 +215,7 @@ def test_barrier_keeps_its_per_cta_meaning_when_warps_mix_ctas():
 
 @st.composite
 def hws_cases(draw):
-    trace = draw(synthetic.traces(max_blocks=16, max_threads=72))
+    trace = draw(synthetic_traces(max_blocks=16, max_threads=72))
     warp_size = draw(st.sampled_from((4, 8, 16, 32)))
     simd = draw(st.sampled_from([s for s in (1, 2, 4, 8) if warp_size % s == 0]))
     cfg = SimConfig(

@@ -1,6 +1,6 @@
 """Plain-Python reference engine for the mechanisms whose threads move between warps.
 
-`dwf`, `en-dwf` (``reference/dwf_mech.py``) and `tbc` (``reference/tbc.py``) regroup threads, so
+`dwf`, `en-dwf` (``reference/dwf.py``) and `tbc` (``reference/tbc.py``) regroup threads, so
 a warp is not a fixed set of lanes of one CTA here but a *slot array*: ``warp.slots[s]`` is the
 global thread id in slot ``s`` (``-1`` = hole). Slot ``s`` sits in SIMD lane ``s % simd_width``
 and quarter ``s // simd_width`` (seed 003's slot model); a thread's home slot is its CTA-local id
