@@ -77,6 +77,8 @@ from numba.core import types as _nbtypes
 
 
 def _one_signature(dispatcher):
+    if not hasattr(dispatcher, "get_call_template"):
+        return dispatcher  # NUMBA_DISABLE_JIT: a plain Python function
     original = dispatcher.get_call_template
 
     def get_call_template(args, kws):
