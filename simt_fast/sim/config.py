@@ -70,8 +70,8 @@ class SimConfig:
     lat_local: int = 400
     lat_const: int = 24
     lat_branch: int = 24
-    perfect_memory: bool = False  # memory latencies become lat_alu (seed 003 Table 5.1 setup)
-    hws: bool = False  # hybrid warp size (seed 003): squeeze + issue only active quarter-warps
+    perfect_memory: bool = False  # memory latencies become lat_alu (Jin 2012, Table 5.1 setup)
+    hws: bool = False  # hybrid warp size (Jin 2012): squeeze + issue only active quarter-warps
     hws_sync_sms: bool = False  # reproduce the thesis simulator's all-SM warp-size synchronisation
     # hws: squeeze lane-aware before issue (PDOM&HWS) and before a DWF male meets the pool (the
     # thesis' §4.4 step 1). false: issue the active quarters as they are, which measures the squeeze's
@@ -105,7 +105,7 @@ class SimConfig:
     # ---- derived --------------------------------------------------------------------------
     @property
     def n_quarters(self) -> int:
-        """Issue sub-groups per warp (seed 003's quarter-warps when warp 32 / SIMD 8)."""
+        """Issue sub-groups per warp (the quarter-warps of Jin 2012 when warp 32 / SIMD 8)."""
         return -(-self.warp_size // self.simd_width)
 
     @property
@@ -149,7 +149,7 @@ def check_config(config: SimConfig) -> None:
     if config.hws and m not in HWS_NAMES:
         raise ConfigError(
             f"config field 'hws' = true is defined for {', '.join(HWS_NAMES)} only, not for '{m}' "
-            f"(seed 003 squeezes a warp's quarter-warps; see docs/hws.md)"
+            f"(Jin 2012 squeezes a warp's quarter-warps; see docs/hws.md)"
         )
     if config.hws_sync_sms and not config.hws:
         raise ConfigError("config field 'hws_sync_sms' = true needs hws = true")
