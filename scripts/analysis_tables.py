@@ -46,10 +46,10 @@ def measure(name: str, size: str) -> dict:
     if "stackless" in registry.names():
         cfg = SimConfig(max_warps_per_sm=64)
         row["stackless"] = {}
-        from simt_fast.sim.syncwarp import syncwarp_flags
+        from simt_fast.sim.syncwarp import structural_syncwarp, syncwarp_flags
 
-        placements = {"auto": syncwarp_flags(trace, "auto", ptx=wl.ptx_path),  # variance-aware analysis
-                      "cfg": syncwarp_flags(trace, "auto"),  # the trace names no workload: CFG-only analysis
+        placements = {"auto": syncwarp_flags(trace, "auto"),  # the variance-aware analysis the emulator stored
+                      "cfg": structural_syncwarp(trace),  # a trace without it: CFG-only analysis
                       "ipdom": None}
         for mode, flags in placements.items():
             st = simulate(trace, cfg.replace(mechanism="stackless", syncwarp_blocks="ipdom" if mode == "ipdom"

@@ -123,7 +123,7 @@ def ipdom_warp_insts_lower_bound(tr, w):
     return total
 
 
-def test_workload_with_analysis_syncwarp():
+def test_emulated_traces_carry_the_analysis_syncwarp(tmp_path):
     from simt_fast.emu import launch
     from simt_fast.ir.convergence import analyze_convergence
     from simt_fast.emu import load_kernel
@@ -132,7 +132,11 @@ def test_workload_with_analysis_syncwarp():
     wl = get("shortcircuit")
     spec = wl.launch_spec("tiny")
     run = launch(wl.ptx_path, wl.kernel, spec.grid, spec.block, spec.args, spec.shared_bytes)
-    flags = syncwarp_flags(run.trace, "auto", ptx=wl.ptx_path)
+    flags = syncwarp_flags(run.trace, "auto")  # the emulator stored its analysis of the PTX in the trace
+    run.trace.save(tmp_path / "t.h5")
+    from simt_fast.trace.model import Trace
+
+    assert syncwarp_flags(Trace.load(tmp_path / "t.h5"), "auto").tolist() == flags.tolist()
     res = analyze_convergence(load_kernel(wl.ptx_path, wl.kernel).func)
     assert np.flatnonzero(flags).tolist() == sorted(res.syncwarp_blocks)
     s = simulate(run.trace, SimConfig(mechanism="stackless"), syncwarp=flags)

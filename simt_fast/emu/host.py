@@ -17,6 +17,7 @@ import numpy as np
 
 from .._jit import announce_compile
 from ..ir.cfg import build_cfg
+from ..ir.convergence import analyze_convergence
 from ..ir.flat import flatten
 from ..ir.inline import inline_calls
 from ..ir.model import Function, Module
@@ -346,6 +347,8 @@ def launch(
         kern = load_kernel(ptx, kernel)
     grid3, block3 = _launch_size(grid, block)
     T = block3[0] * block3[1] * block3[2]
+    if trace:
+        attrs = {**(attrs or {}), "syncwarp": syncwarp_blocks(kern)}
     args = list(args)
     _check_args(kern.func, args)
     n_ctas = grid3[0] * grid3[1] * grid3[2]
@@ -488,6 +491,13 @@ def _launch_facts(kern: Kernel, memory: DeviceMemory) -> dict:
     flat = dict(kern.flat)
     flat["mem_bytes"] = np.where(is_tex, memory.texel_bytes, flat["mem_bytes"]).astype(np.uint8)
     return flat
+
+
+def syncwarp_blocks(kern: Kernel) -> np.ndarray:
+    """Where the compiler puts ``syncwarp`` for the stackless mechanism (Lee et al. 2013, §5.2): the
+    convergence + variance analysis of the kernel (block ids of the trace's CFG). Stored in every
+    trace this emulator writes, so the timing model never needs the PTX (docs/trace.md)."""
+    return np.asarray(sorted(analyze_convergence(kern.func).syncwarp_blocks), np.int64)
 
 
 def _build_trace(kern: Kernel, flat: dict, grid, block, paths, ptrs, mems, mptrs, attrs) -> Trace:

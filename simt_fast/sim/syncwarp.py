@@ -3,12 +3,16 @@
 A bool per block: a syncwarp at the block's entry. ``syncwarp_blocks = "auto"`` places one at the
 entry of every convergent block with a divergent predecessor, from the convergence analysis;
 ``"ipdom"`` at the immediate post-dominator of every branch (a comparison point). Plain Python, run
-once per simulation.
+once per simulation, from the trace alone (the emulator stored its analysis of the PTX in the trace).
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+from ..ir.graph import control_dependence, iterated_control_dependence, lists_from_csr, predecessors
+from ..ir.model import OpClass
+
 
 def ipdom_syncwarp(trace) -> np.ndarray:
     """``"ipdom"``: a syncwarp at the immediate post-dominator of every branch (not the virtual exit)."""
@@ -26,10 +30,7 @@ def structural_syncwarp(trace) -> np.ndarray:
     """``"auto"`` from the trace's CFG alone (no PTX): the structure-only convergence of Lee et al.
     2013 ("CA": every conditional branch may diverge) with the §3.4 early-exit rule and barrier
     protection; a syncwarp goes in each convergent block with a divergent predecessor. Sound, but
-    fewer blocks are convergent than with the variance analysis (:func:`analysis_syncwarp`)."""
-    from ..ir.graph import control_dependence, iterated_control_dependence, lists_from_csr, predecessors
-    from ..ir.model import OpClass
-
+    fewer blocks are convergent than with the variance analysis the emulator stores in its traces."""
     nb = trace.n_blocks
     exit_b = nb - 1
     succs = lists_from_csr(nb, trace.succ_ptr, trace.succ_idx)
@@ -59,28 +60,10 @@ def structural_syncwarp(trace) -> np.ndarray:
     return np.array([b != exit_b and conv[b] and any(not conv[p] for p in preds[b]) for b in range(nb)], np.bool_)
 
 
-def analysis_syncwarp(trace, ptx, kernel=None) -> np.ndarray:
-    """``"auto"`` with the full convergence + variance analysis of the PTX the trace was recorded from."""
-    from ..emu import load_kernel
-    from ..ir.convergence import analyze_convergence
-    from ..trace.model import TraceError
-
-    kern = load_kernel(ptx, kernel or trace.kernel)
-    if not np.array_equal(np.asarray(kern.flat["block_start"]), np.asarray(trace.block_start)) \
-            or list(kern.flat["text"]) != list(trace.text):
-        raise TraceError(f"trace '{trace.kernel}' was not recorded from kernel '{kern.name}' of this PTX "
-                         "(its blocks or instruction text differ)")
-    res = analyze_convergence(kern.func)
-    flags = np.zeros(trace.n_blocks, np.bool_)
-    flags[list(res.syncwarp_blocks)] = True
-    return flags
-
-
-def syncwarp_flags(trace, mode: str = "auto", ptx=None, kernel=None) -> np.ndarray:
-    """bool per block: where syncwarp sits. In ``auto`` mode, in order: a ``syncwarp`` attribute on the
-    trace (block labels or ids, written by whoever recorded it); the convergence + variance analysis of
-    ``ptx`` if given, else of the built-in workload the trace names in its ``workload`` attribute (when
-    the trace matches that PTX); else the structure-only analysis of the trace's CFG."""
+def syncwarp_flags(trace, mode: str = "auto") -> np.ndarray:
+    """bool per block: where syncwarp sits. In ``auto`` mode: the trace's ``syncwarp`` attribute (block
+    labels or ids; the emulator stores its convergence + variance analysis of the PTX in every trace it
+    writes), else — traces from elsewhere or older files — the structure-only analysis of its CFG."""
     if mode == "ipdom":
         return ipdom_syncwarp(trace)
     if mode != "auto":
@@ -91,32 +74,5 @@ def syncwarp_flags(trace, mode: str = "auto", ptx=None, kernel=None) -> np.ndarr
         for b in np.atleast_1d(given):
             flags[trace.label.index(b) if isinstance(b, str) else int(b)] = True
         return flags
-    if ptx is not None:
-        return analysis_syncwarp(trace, ptx, kernel)
-    workload = getattr(trace, "attrs", {}).get("workload")
-    if workload:
-        flags = _workload_syncwarp(trace, str(workload))
-        if flags is not None:
-            return flags
     return structural_syncwarp(trace)
 
-
-_CACHE: dict = {}
-
-
-def _workload_syncwarp(trace, name: str):
-    """The variance-aware flags of a built-in workload's PTX (cached), or None if the trace was not
-    recorded from that PTX (edited since, or another kernel)."""
-    from ..trace.model import TraceError
-    from ..workloads import get, names
-
-    if name not in names():
-        return None
-    ptx = get(name).ptx_path
-    key = (str(ptx), ptx.stat().st_mtime_ns, trace.kernel, trace.n_instrs)
-    if key not in _CACHE:
-        try:
-            _CACHE[key] = analysis_syncwarp(trace, ptx)
-        except (TraceError, LookupError, ValueError):
-            _CACHE[key] = None
-    return _CACHE[key]
