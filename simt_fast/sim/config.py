@@ -119,7 +119,7 @@ class SimConfig:
     l2_bytes: int = 786432  # shared L2 (0: none); write-back
     l2_assoc: int = 8
     l2_write_miss: str = "fetch"  # or "allocate"
-    lsu_sectors_per_cycle: int = 4  # per SM: one 128-byte line per cycle, up to this many of its sectors
+    lsu_sectors_per_cycle: int = 2  # per SM: one 128-byte line per cycle, up to this many of its sectors
     shared_banks: int = 32  # 4-byte shared-memory banks
     shared_bank_group: int = 32  # lanes whose shared accesses are checked for conflicts together
     dram_bytes_per_cycle: int = 127  # whole GPU (0: unlimited)

@@ -52,11 +52,12 @@ def model_enabled(config: SimConfig, trace: Trace) -> bool:
     return not config.perfect_memory and trace.has_mem
 
 
-def couples_sms(config: SimConfig) -> bool:
-    """Whether the model has state shared by SMs (an L2, or a DRAM bandwidth limit): then the requests
-    of all SMs must reach it in global issue order, and the kernel must visit SMs cycle by cycle
-    (docs/memory.md, *Visit order*). Without them every SM's results are the same in either order."""
-    return config.l2_bytes > 0 or config.dram_bytes_per_cycle > 0
+def couples_sms(config: SimConfig, trace: Trace) -> bool:
+    """Whether a run's memory model has state shared by SMs (an L2, or a DRAM bandwidth limit): then
+    the requests of all SMs must reach it in global issue order, and the kernel must visit the SMs
+    cycle by cycle (docs/memory.md, *Visit order*). Without them (or without the model) every SM's
+    results are the same in either order."""
+    return model_enabled(config, trace) and (config.l2_bytes > 0 or config.dram_bytes_per_cycle > 0)
 
 
 def _sets(size: int, assoc: int) -> int:
