@@ -86,12 +86,16 @@ def make_params(config: SimConfig, n_threads: int) -> np.ndarray:
     p[layout.P_DRAM_BPC] = config.dram_bytes_per_cycle
     p[layout.P_DRAM_PARTS] = config.dram_partitions
     p[layout.P_DRAM_INTERLEAVE] = config.dram_interleave_bytes
+    for field, n in ((layout.P_L1_SET_MASK, p[layout.P_L1_SETS]), (layout.P_L2_SET_MASK, p[layout.P_L2_SETS])):
+        p[field] = n - 1 if n > 0 and n & (n - 1) == 0 else -1
+    il = config.dram_interleave_bytes
+    p[layout.P_DRAM_SHIFT] = il.bit_length() - 1 if il & (il - 1) == 0 else -1
     return p
 
 
 def _cache(n_caches: int, sets: int, assoc: int) -> np.ndarray:
-    lines = np.zeros((n_caches, max(sets, 1), assoc if sets else 1, L_NF), np.int64)
-    lines[..., L_TAG] = -1
+    lines = np.zeros((n_caches, max(sets, 1), L_NF, assoc if sets else 1), np.int64)
+    lines[:, :, L_TAG, :] = -1
     return lines
 
 
@@ -139,9 +143,9 @@ def cache_contents(state: tuple, level: str, index: int = 0) -> list:
     lines = state[STATE_FIELDS.index(level)][index]
     out = []
     for s in range(lines.shape[0]):
-        used = [w for w in range(lines.shape[1]) if lines[s, w, L_TAG] >= 0]
-        used.sort(key=lambda w: lines[s, w, L_LRU])
-        out.append([(int(lines[s, w, L_TAG]), int(lines[s, w, layout.L_VALID]), int(lines[s, w, layout.L_DIRTY]))
+        used = [w for w in range(lines.shape[2]) if lines[s, L_TAG, w] >= 0]
+        used.sort(key=lambda w: lines[s, L_LRU, w])
+        out.append([(int(lines[s, L_TAG, w]), int(lines[s, layout.L_VALID, w]), int(lines[s, layout.L_DIRTY, w]))
                     for w in used])
     return out
 

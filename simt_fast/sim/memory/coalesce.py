@@ -16,6 +16,12 @@ from .layout import LOCAL_BASE, SECTOR_SHIFT
 @inline_helper
 def insert_unique(buf, n, x):
     """Insert ``x`` into the sorted, duplicate-free ``buf[:n]``; returns the new length."""
+    # lanes mostly ascend or repeat (coalesced, broadcast): try the end before searching
+    if n == 0 or buf[n - 1] < x:
+        buf[n] = x
+        return n + 1
+    if buf[n - 1] == x:
+        return n
     lo = 0
     hi = n
     while lo < hi:
@@ -61,10 +67,17 @@ def coalesce(addrs, thread_ids, n_lanes, nbytes, local, n_threads, out):
 
 @helper
 def distinct_addresses(addrs, n_lanes, out):
-    """Constant memory: the distinct addresses of the lanes' accesses (sorted, into ``out``)."""
+    """Constant memory: how many distinct addresses the lanes access (collected unsorted in ``out``;
+    a warp's constant accesses hit few addresses, so a short linear scan beats sorting)."""
     n = 0
     for lane in range(n_lanes):
         a = addrs[lane]
-        if a >= 0:
-            n = insert_unique(out, n, a)
+        if a < 0:
+            continue
+        j = n - 1
+        while j >= 0 and out[j] != a:
+            j -= 1
+        if j < 0:
+            out[n] = a
+            n += 1
     return n

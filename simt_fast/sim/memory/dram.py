@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from ..config import SECTOR_BYTES
 from ..mech._tables import inline_helper
-from .layout import C_DRAM_BYTES, P_DRAM_BPC, P_DRAM_INTERLEAVE, P_DRAM_PARTS, SECTOR_SHIFT
+from .layout import C_DRAM_BYTES, P_DRAM_BPC, P_DRAM_INTERLEAVE, P_DRAM_PARTS, P_DRAM_SHIFT, SECTOR_SHIFT
 
 
 @inline_helper
@@ -25,7 +25,9 @@ def dram_transfer(dram, params, sector, t, counters):
     if bpc == 0:
         return 0
     parts = params[P_DRAM_PARTS]
-    p = ((sector << SECTOR_SHIFT) // params[P_DRAM_INTERLEAVE]) % parts
+    shift = params[P_DRAM_SHIFT]
+    chunk = (sector << SECTOR_SHIFT) >> shift if shift >= 0 else (sector << SECTOR_SHIFT) // params[P_DRAM_INTERLEAVE]
+    p = chunk % parts
     arrive = t * bpc
     start = arrive if arrive > dram[p] else dram[p]
     dram[p] = start + SECTOR_BYTES * parts

@@ -25,15 +25,14 @@ function here allocates.
 from __future__ import annotations
 
 from ..mech._tables import helper, inline_helper
-from ..._jit import jit
-from .cache import fill_sector, find_way, sector_valid, touch
+from .cache import fill_sector, find_way, sector_valid, set_of, touch
 from .coalesce import coalesce, distinct_addresses
 from .dram import dram_transfer
 from .layout import (
     C_CONST_ACCESSES, C_CONST_REQUESTS, C_L1_HITS, C_L1_MISSES, C_L2_HITS, C_L2_MISSES, C_MEM_LINES, C_MEM_REQUESTS,
     C_MEM_SECTORS, C_MEM_STALL, C_SHARED_PASSES, C_SHARED_REPLAYS, C_SHARED_REQUESTS, KIND_ATOMIC, KIND_LOAD,
-    KIND_STORE, L_DIRTY, L_FILL, L_VALID, P_BANK_GROUP, P_BANKS, P_L1_ASSOC, P_L1_SETS, P_L1_WRITE_EVICT,
-    P_L2_ASSOC, P_L2_SETS, P_L2_WRITE_FETCH, P_LAT_CONST, P_LAT_DRAM, P_LAT_L1, P_LAT_L2, P_LAT_NONE, P_LAT_SHARED,
+    KIND_STORE, L_DIRTY, L_FILL, L_VALID, P_BANK_GROUP, P_BANKS, P_L1_ASSOC, P_L1_SETS, P_L1_SET_MASK, P_L1_WRITE_EVICT,
+    P_L2_ASSOC, P_L2_SET_MASK, P_L2_SETS, P_L2_WRITE_FETCH, P_LAT_CONST, P_LAT_DRAM, P_LAT_L1, P_LAT_L2, P_LAT_NONE, P_LAT_SHARED,
     P_LSU_SECTORS, P_N_THREADS, SM_CONST_FREE, SM_LSU_FREE, SPACE_CONST, SPACE_LOCAL, SPACE_SHARED,
 )
 from .lsu import line_cycles, unit_start
@@ -49,7 +48,7 @@ def _dram_read_write(dram, params, sector, t, kind, counters):
     return t + params[P_LAT_DRAM] + q
 
 
-@helper
+@inline_helper
 def below_l1(l2, l2_clock, dram, params, sector, t, kind, counters):
     """A sector access that reaches the L2 (or DRAM without one) at cycle ``t``; returns the cycle its
     data is ready (for a store: the cycle the write is done)."""
@@ -57,16 +56,16 @@ def below_l1(l2, l2_clock, dram, params, sector, t, kind, counters):
     if sets == 0:
         return _dram_read_write(dram, params, sector, t, kind, counters)
     assoc = params[P_L2_ASSOC]
-    s = (sector >> 2) % sets
+    s = set_of(sector >> 2, sets, params[P_L2_SET_MASK])
     w = find_way(l2, 0, s, assoc, sector >> 2)
     if sector_valid(l2, 0, s, w, sector):
         counters[C_L2_HITS] += 1
         touch(l2, l2_clock, 0, s, w)
         if kind != KIND_LOAD:
-            l2[0, s, w, L_DIRTY] |= 1 << (sector & 3)
+            l2[0, s, L_DIRTY, w] |= 1 << (sector & 3)
         ready = t + params[P_LAT_L2]
-        if kind != KIND_STORE and l2[0, s, w, L_FILL + (sector & 3)] > ready:
-            ready = l2[0, s, w, L_FILL + (sector & 3)]
+        if kind != KIND_STORE and l2[0, s, L_FILL + (sector & 3), w] > ready:
+            ready = l2[0, s, L_FILL + (sector & 3), w]
         return ready
     counters[C_L2_MISSES] += 1
     if kind == KIND_STORE and params[P_L2_WRITE_FETCH] == 0:
@@ -83,14 +82,14 @@ def below_l1(l2, l2_clock, dram, params, sector, t, kind, counters):
     return ready
 
 
-@helper
+@inline_helper
 def sector_access(l1, l1_clock, l2, l2_clock, dram, params, sm, sector, t, space, kind, counters):
     """One sector of a global/local access, taken by the LSU of ``sm`` at cycle ``t``."""
     sets = params[P_L1_SETS]
     if kind == KIND_ATOMIC or sets == 0:
         return below_l1(l2, l2_clock, dram, params, sector, t, kind, counters)
     assoc = params[P_L1_ASSOC]
-    s = (sector >> 2) % sets
+    s = set_of(sector >> 2, sets, params[P_L1_SET_MASK])
     w = find_way(l1, sm, s, assoc, sector >> 2)
     bit = 1 << (sector & 3)
     if kind == KIND_LOAD:
@@ -98,8 +97,8 @@ def sector_access(l1, l1_clock, l2, l2_clock, dram, params, sm, sector, t, space
             counters[C_L1_HITS] += 1
             touch(l1, l1_clock, sm, s, w)
             ready = t + params[P_LAT_L1]
-            if l1[sm, s, w, L_FILL + (sector & 3)] > ready:
-                ready = l1[sm, s, w, L_FILL + (sector & 3)]
+            if l1[sm, s, L_FILL + (sector & 3), w] > ready:
+                ready = l1[sm, s, L_FILL + (sector & 3), w]
             return ready
         counters[C_L1_MISSES] += 1
         ready = below_l1(l2, l2_clock, dram, params, sector, t, KIND_LOAD, counters)
@@ -115,11 +114,11 @@ def sector_access(l1, l1_clock, l2, l2_clock, dram, params, sm, sector, t, space
             touch(l1, l1_clock, sm, s, w)
         elif space == SPACE_LOCAL:
             touch(l1, l1_clock, sm, s, w)
-            l1[sm, s, w, L_DIRTY] |= bit
+            l1[sm, s, L_DIRTY, w] |= bit
             return t + params[P_LAT_L1]
         else:
-            l1[sm, s, w, L_VALID] &= ~bit
-            l1[sm, s, w, L_DIRTY] &= ~bit
+            l1[sm, s, L_VALID, w] &= ~bit
+            l1[sm, s, L_DIRTY, w] &= ~bit
     else:
         counters[C_L1_MISSES] += 1
     return below_l1(l2, l2_clock, dram, params, sector, t, KIND_STORE, counters)
@@ -191,12 +190,17 @@ def access(state, params, sm, warp, now, space, kind, nbytes, writes_reg, addrs,
     return ready
 
 
-@jit
+# the timing kernels call `access` once per memory instruction; `replay` inlines it so that a stream
+# measures the model's work, not the call (every array argument is passed by value: ~90 ns a call)
+_access_inline = inline_helper(access.py_func)
+
+
+@helper  # no NRT: it would incref/decref every array of the inlined `access` on every call
 def replay(state, params, sms, warps, nows, spaces, kinds, nbytes, writes_reg, addrs, thread_ids, n_lanes, counters,
            ready):
     """Run a stream of accesses through :func:`access` in order (row ``i`` of the 2-D ``addrs`` and
     ``thread_ids`` holds access ``i``'s lanes); writes each one's ready cycle to ``ready[i]``. For tests
     and benchmarks: the timing kernels call :func:`access` from their issue path instead."""
     for i in range(sms.shape[0]):
-        ready[i] = access(state, params, sms[i], warps[i], nows[i], spaces[i], kinds[i], nbytes[i], writes_reg[i],
+        ready[i] = _access_inline(state, params, sms[i], warps[i], nows[i], spaces[i], kinds[i], nbytes[i], writes_reg[i],
                           addrs[i], thread_ids[i], n_lanes[i], counters)

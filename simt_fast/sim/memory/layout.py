@@ -50,7 +50,11 @@ P_LAT_NONE = 15  # an instruction none of whose lanes accesses memory: lat_alu
 P_DRAM_BPC = 16  # bytes per cycle for the whole GPU; 0: unlimited
 P_DRAM_PARTS = 17
 P_DRAM_INTERLEAVE = 18
-P_N = 19
+# power-of-two divisors as masks/shifts (-1: not a power of two), so the hot path avoids divisions
+P_L1_SET_MASK = 19
+P_L2_SET_MASK = 20
+P_DRAM_SHIFT = 21  # log2(dram_interleave_bytes)
+P_N = 22
 
 # ---- counters: int64[C_N], accumulated by access() ----------------------------------------------
 C_MEM_REQUESTS = 0
@@ -94,7 +98,8 @@ SM_LSU_FREE = 0  # first cycle the load/store unit can take another line or shar
 SM_CONST_FREE = 1  # first cycle the constant cache can take another address
 SM_NF = 2
 
-# ---- cache lines: int64[n_caches, n_sets, assoc, L_NF] (one cache per SM for L1, one for L2), and
+# ---- cache lines: int64[n_caches, n_sets, L_NF, assoc] (one cache per SM for L1, one for L2; a set's
+# tags are one contiguous row, so a lookup reads one host cache line for up to 8 ways), and
 # each cache's LRU clock int64[n_caches] (a use counter, so two uses never tie)
 L_TAG = 0  # line number (address >> 7); -1: the way was never filled
 L_LRU = 1  # the cache's clock at the line's last use

@@ -38,8 +38,9 @@ def shared_passes(addrs, n_lanes, nbytes, banks, group, scratch):
         for b in range(banks):
             scratch[BANK_BASE + b] = 0
         worst = 0
+        pow2 = banks & (banks - 1) == 0  # every real GPU: a mask instead of a 64-bit division per word
         for i in range(n):
-            b = BANK_BASE + scratch[i] % banks
+            b = BANK_BASE + (scratch[i] & (banks - 1) if pow2 else scratch[i] % banks)
             scratch[b] += 1
             if scratch[b] > worst:
                 worst = scratch[b]
