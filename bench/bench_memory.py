@@ -1,6 +1,6 @@
 """Memory-model throughput: warp-level accesses per second, numba vs the plain-Python reference.
 
-    python bench/bench_memory.py [--accesses N] [--ref-accesses M]
+    python bench/bench_memory.py [--accesses N] [--ref-accesses M] [--workloads a,b,...|all|none]
 
 Each row is a stream of warp-level memory instructions (32 lanes) through ``memory.access`` (by
 ``memory.replay``, one numba call for the whole stream) on the `fermi` preset's memory system (16 KB
@@ -9,6 +9,10 @@ through ``reference.memory.MemoryModel.access``; the ratio compares accesses per
 this run. The last row is the trace-level profile (``memory.profile`` vs ``reference.memory.profile``)
 of a synthetic trace with addresses, in warp-level accesses per second. Times are process CPU time,
 best of 3 after a warm-up (JIT compile excluded).
+
+With ``--workloads``, a second table: each shipped workload at its default size (traced by the
+emulator, cached like a sweep's traces) measured by ``memory.profile`` on the `fermi` preset: fixed
+warps at full convergence, so the access patterns as the code has them (docs/memory.md).
 """
 
 from __future__ import annotations
@@ -91,10 +95,31 @@ def reference_rate(cfg, s: dict, m: int) -> float:
     return m / (time.process_time() - t0)
 
 
+def workload_table(names: list) -> None:
+    from simt_fast.sweep.spec import TraceSource
+    from simt_fast.sweep.traces import resolve_traces
+    from simt_fast.trace.model import Trace
+
+    cfg = load_config("fermi")
+    sources = [TraceSource(name=n, workload=n, size="default") for n in names]
+    paths = resolve_traces(sources, on_trace=lambda n, ev: ev == "tracing" and print(f"  tracing {n} ..."))
+    print(f"\nshipped workloads (default size), memory.profile on the fermi preset")
+    print(f"{'workload':<14} {'requests':>9} {'sectors/req':>11} {'shared req':>10} {'replays/req':>11} "
+          f"{'const/req':>9} {'L1 hit':>7} {'L2 hit':>7} {'DRAM MB':>8}")
+    for n in names:
+        p = memory.profile(Trace.load(paths[n][0]), cfg)
+        rate = lambda h, m: f"{h / (h + m):7.2f}" if h + m else f"{'-':>7}"  # noqa: E731
+        print(f"{n:<14} {p.mem_requests:>9} {p.sectors_per_request:>11.2f} {p.shared_requests:>10} "
+              f"{p.shared_replays / max(p.shared_requests, 1):>11.2f} "
+              f"{p.const_accesses / max(p.const_requests, 1):>9.2f} {rate(p.l1_hits, p.l1_misses)} "
+              f"{rate(p.l2_hits, p.l2_misses)} {p.dram_bytes / 1e6:>8.2f}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--accesses", type=int, default=200_000)
     ap.add_argument("--ref-accesses", type=int, default=3_000)
+    ap.add_argument("--workloads", default="none", help="comma-separated shipped workloads, 'all', or 'none'")
     a = ap.parse_args()
     cfg = load_config("fermi")
     rng = np.random.default_rng(1)
@@ -120,6 +145,10 @@ def main():
     slow = (want["mem_requests"] + want["shared_requests"] + want["const_requests"]) / (time.process_time() - t0)
     fast = n_fast / best
     print(f"{'profile (synthetic)':<24} {fast / 1e6:>20.2f} {slow / 1e3:>24.1f} {fast / slow:>7.0f}x")
+    if a.workloads != "none":
+        from simt_fast import workloads
+
+        workload_table(workloads.names() if a.workloads == "all" else a.workloads.split(","))
 
 
 if __name__ == "__main__":

@@ -4,7 +4,7 @@ bandwidth (docs/memory.md; the plain-Python twin is ``simt_fast.sim.reference.me
 One module per rule: :mod:`.coalesce` (sectors of a global/local access, constant addresses),
 :mod:`.shared_banks` (bank conflicts), :mod:`.lsu` (the SM's load/store unit), :mod:`.cache` (a sector
 cache), :mod:`.dram` (partitions and queueing), :mod:`.hierarchy` (``access``: what a warp-level
-memory instruction does, level by level), :mod:`.profile` (a trace's access patterns without a
+memory instruction does, level by level), :mod:`.trace_walk` (a trace's access patterns without a
 cycle loop). This module sizes and allocates the state in plain Python.
 
 How a timing kernel uses it (docs/memory.md, *For kernel authors*)::
@@ -34,7 +34,7 @@ from .layout import (
     C_N, EXTRA_COUNTERS, L_LRU, L_NF, L_TAG, MAX_LANES, P_N, SCRATCH_WORDS, SM_NF, STAT_COUNTERS,
     int64_addresses, SPACE_CONST, SPACE_GLOBAL, SPACE_LOCAL, SPACE_SHARED,
 )
-from .profile import _walk
+from .trace_walk import _walk
 
 __all__ = [
     "access", "replay", "allocate", "instruction_facts", "model_enabled", "couples_sms", "stats_from_counters",
@@ -179,7 +179,7 @@ class MemoryProfile:
 
 def profile(trace: Trace, config: SimConfig) -> MemoryProfile:
     """Walk ``trace``'s addresses warp by warp (fixed warps of ``config.warp_size`` consecutive
-    threads, fully converged; :mod:`.profile`) through the memory model of ``config`` (its caches,
+    threads, fully converged; :mod:`.trace_walk`) through the memory model of ``config`` (its caches,
     banks, ``n_sms``); no cycle loop. ``perfect_memory`` is ignored: this measures the addresses."""
     if not trace.has_mem:
         raise ValueError(f"trace of kernel '{trace.kernel}' has no per-instruction addresses (/mem); "
@@ -189,7 +189,11 @@ def profile(trace: Trace, config: SimConfig) -> MemoryProfile:
     counters = np.zeros(C_N, np.int64)
     inst_requests = np.zeros(trace.n_instrs, np.int64)
     inst_units = np.zeros(trace.n_instrs, np.int64)
-    _walk(np.asarray(trace.block_start, np.int64), space, kind, nbytes, np.asarray(trace.dst_reg, np.int64),
+    # each block's memory instructions (CSR), so the walk skips the others
+    is_mem = space >= 0
+    block_start = np.asarray(trace.block_start, np.int64)
+    block_mem_ptr = np.concatenate(([0], np.cumsum(is_mem)))[block_start]
+    _walk(block_mem_ptr, np.flatnonzero(is_mem).astype(np.int64), space, kind, nbytes, np.asarray(trace.dst_reg, np.int64),
           np.asarray(trace.path_ptr, np.int64), np.asarray(trace.path, np.int64), np.asarray(trace.mem_ptr, np.int64),
           int64_addresses(trace.mem_addr), config.warp_size, trace.threads_per_cta, config.n_sms, state, params,
           counters, inst_requests, inst_units)
