@@ -1,8 +1,8 @@
 """Static analyses on the shipped workloads: transformation cost and what structuring costs at run time.
 
-For every workload: Table 2 of seed 002 (branches, Cut / Forward Copy / Backward Copy counts, code
+For every workload: Table 2 of Wu et al. 2012 (branches, Cut / Forward Copy / Backward Copy counts, code
 size before and after, transform time), the convergence/variance analysis time and its counts, and
--- with ``--dynamic`` -- seed 002's IPDOM vs STRUCT comparison (Fig. 15): thread instructions on the
+-- with ``--dynamic`` -- Wu et al. 2012's IPDOM vs STRUCT comparison (Fig. 15): thread instructions on the
 emulator and cycles on the timing core (``sps``, the IPDOM stack) for the original and the
 structured kernel (tiny inputs).
 

@@ -27,7 +27,7 @@ def main() -> None:
     ap.add_argument("--ref-threads", type=int, default=2048, help="threads for the slow reference run")
     a = ap.parse_args()
 
-    from simt_fast.ir.expansion import ipdom_replay, ipdom_replay_reference
+    from simt_fast.dynamic.expansion import ipdom_replay, ipdom_replay_reference
     from simt_fast.sim import simulate
     from simt_fast.sim.config import SimConfig
     from simt_fast.trace import synthetic

@@ -10,7 +10,7 @@ Targets (docs/formation.md): >= 5 M warp insts/s for dwf, en-dwf, tbc; >= 15 M f
 
     /work/venv/bin/python bench/bench_formation.py --workloads DIR
 
-instead prints the seed 003 comparison on the gt200 preset for every trace DIR/*.h5 (written by
+instead prints the Jin 2012 comparison on the gt200 preset for every trace DIR/*.h5 (written by
 `simt-fast trace <workload> --size tiny -o DIR/<workload>.h5`): speedup over PDOM of PDOM&HWS, DWF,
 en-DWF, en-DWF&HWS and TBC, as a Markdown table with geometric means.
 """
@@ -23,11 +23,11 @@ import time
 import numpy as np
 
 from bench_sim import first_ctas
-from simt_fast.sim import formation
+from simt_fast.sim import simulate
 from simt_fast.sim import simulate as core_simulate
 from simt_fast.sim.config import SimConfig
-from simt_fast.sim.reference.formation import simulate as reference
-from simt_fast.trace.synthetic import synthetic
+from simt_fast.sim.reference import simulate as reference
+from simt_fast.trace.synth import synthetic
 
 CONFIGS = {
     "dwf": dict(mechanism="dwf", issue_policy="majority"),
@@ -40,11 +40,11 @@ CONFIGS = {
 
 def simulate(trace, cfg):
     if cfg.mechanism in ("dwf", "en-dwf", "tbc"):
-        return formation.simulate(trace, cfg)
+        return simulate(trace, cfg)
     return core_simulate(trace, cfg)
 
 
-THESIS = {  # seed 003 = Jin 2012 (name: config overrides on the gt200 preset)
+THESIS = {  # Jin 2012 = Jin 2012 (name: config overrides on the gt200 preset)
     "PDOM": dict(mechanism="sps"),
     "PDOM&HWS": dict(mechanism="sps", hws=True),
     "DWF": dict(mechanism="dwf", issue_policy="majority"),
@@ -105,7 +105,7 @@ def workload_table(directory: str) -> None:
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--workloads", help="directory of workload traces: print the seed 003 comparison table")
+    ap.add_argument("--workloads", help="directory of workload traces: print the Jin 2012 comparison table")
     ap.add_argument("--threads", type=int, default=64 * 1024)
     ap.add_argument("--blocks", type=int, default=48)
     ap.add_argument("--cta", type=int, default=256)

@@ -30,7 +30,7 @@ from simt_fast.sim import memory  # noqa: E402
 from simt_fast.sim.config import load_config  # noqa: E402
 from simt_fast.sim.memory import layout  # noqa: E402
 from simt_fast.sim.reference import memory as ref  # noqa: E402
-from simt_fast.trace.synthetic import synthetic  # noqa: E402
+from simt_fast.trace.synth import synthetic  # noqa: E402
 
 LANES = 32
 N_SMS = 15

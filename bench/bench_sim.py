@@ -11,7 +11,7 @@ Two measurements:
    compile time is excluded); the plain-Python reference replays the first C CTAs of the same trace
    (it is ~1000x slower), and the ratio compares warp instructions per second measured in this run.
 2. Real kernels: the shipped workloads at their default size, traced by the emulator (cached like a
-   sweep's traces, so only the first run pays for the emulation), on the `gt200` preset (seed 003
+   sweep's traces, so only the first run pays for the emulation), on the `gt200` preset (Jin 2012
    Table 5.1), with the geometric mean over workloads. The issue-4 target (`sps` >= 20 M warp
    instructions per second on one core) is read on this table.
 
@@ -29,7 +29,7 @@ from simt_fast.sim import reference, simulate
 from simt_fast.sim.config import SimConfig, load_config
 from simt_fast.sim.registry import names
 from simt_fast.trace.model import Trace
-from simt_fast.trace.synthetic import synthetic
+from simt_fast.trace.synth import synthetic
 
 
 def first_ctas(trace: Trace, n: int) -> Trace:
@@ -107,7 +107,7 @@ def main():
     trace = synthetic(args.blocks, args.threads, seed=1, warp_size=32, block=(args.cta, 1, 1),
                       divergence=args.divergence, max_path_len=200)
     small = first_ctas(trace, args.ref_ctas)
-    # a GT200-like machine (seed 003 Table 5.1) scaled to 8 SMs with 2 schedulers
+    # a GT200-like machine (Jin 2012 Table 5.1) scaled to 8 SMs with 2 schedulers
     cfg = SimConfig(warp_size=32, simd_width=8, n_sms=8, n_schedulers=2, max_warps_per_sm=48, max_ctas_per_sm=8,
                     lat_alu=24, lat_global=400)
     print(f"trace: {trace.n_blocks} blocks, {trace.n_threads} threads, {trace.total_thread_insts():,} thread "

@@ -17,7 +17,7 @@ import numpy as np
 
 from simt_fast.trace import Trace, TraceWriter, synthetic, validate
 from simt_fast.trace.io import CFG_FIELDS, INSTR_FIELDS
-from simt_fast.trace.synthetic import _distance_to_exit, walk_paths, walk_paths_reference
+from simt_fast.trace.synth import _distance_to_exit, walk_paths, walk_paths_reference
 
 
 def timed(fn, repeat=3):

@@ -1,9 +1,9 @@
 #!/usr/bin/env python
 """Re-make the measured tables of docs/analyses_dynamic.md and docs/img/scalarization.png.
 
-For every built-in workload (``--size tiny`` by default): seed 002 Table 2 (structurizer statistics)
+For every built-in workload (``--size tiny`` by default): Wu et al. 2012 Table 2 (structurizer statistics)
 and Table 3 (upper limit of dynamic code expansion, next to the sps core's exact count), Fig. 15
-(STRUCT vs IPDOM under sps, outputs checked identical), and seed 004 Figs. 5-6 (static and dynamic
+(STRUCT vs IPDOM under sps, outputs checked identical), and Lee et al. 2013 Figs. 5-6 (static and dynamic
 scalarization), plus the ``stackless`` mechanism against ``sps`` when the timing core has it.
 
     python scripts/analysis_tables.py [--size tiny|default] [--only NAME ...] [--json out.json]
@@ -31,8 +31,8 @@ WARPS = (4, 8, 16, 32)
 
 
 def measure(name: str, size: str) -> dict:
-    from simt_fast.ir.expansion import expansion, struct_vs_ipdom
-    from simt_fast.ir.scalarize_dynamic import scalarize_trace
+    from simt_fast.dynamic.expansion import expansion, struct_vs_ipdom
+    from simt_fast.dynamic.scalarize import scalarize_trace
     from simt_fast.sim import registry, simulate
     from simt_fast.sim.config import SimConfig
     from simt_fast.workloads import get
@@ -46,7 +46,7 @@ def measure(name: str, size: str) -> dict:
     if "stackless" in registry.names():
         cfg = SimConfig(max_warps_per_sm=64)
         row["stackless"] = {}
-        from simt_fast.sim.mech.stackless import syncwarp_flags
+        from simt_fast.sim.syncwarp import syncwarp_flags
 
         placements = {"auto": syncwarp_flags(trace, "auto", ptx=wl.ptx_path),  # variance-aware analysis
                       "cfg": syncwarp_flags(trace, "auto"),  # the trace names no workload: CFG-only analysis
@@ -70,7 +70,7 @@ def tables(rows: list, size: str) -> str:
     out = [f"Measured on the built-in workloads at `{size}` size, seed 0, with "
            f"`python scripts/analysis_tables.py --size {size}` (numbers below are generated, not typed).", ""]
     # ---- Table 2 -------------------------------------------------------------------------------------
-    out += ["### Structurizer statistics (seed 002 Table 2)", "",
+    out += ["### Structurizer statistics (Wu et al. 2012 Table 2)", "",
             "| workload | branches | cuts | forward copies | backward copies | guards / entry dispatches | "
             "old size | new size | static expansion |",
             "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
@@ -84,9 +84,9 @@ def tables(rows: list, size: str) -> str:
             fc_users.append(s["static_expansion_pct"])
     avg = f"{np.mean(fc_users):.2f}%" if fc_users else "– (no workload needs Forward Copy)"
     out += ["", f"Average static expansion over the {len(fc_users)} workloads that use Forward Copy: **{avg}** "
-            "(seed 002: 18.68% over its Forward-Copy users).", ""]
+            "(Wu et al. 2012: 18.68% over its Forward-Copy users).", ""]
     # ---- Table 3 -------------------------------------------------------------------------------------
-    out += ["### Dynamic code expansion under IPDOM (seed 002 Table 3), warp 32", "",
+    out += ["### Dynamic code expansion under IPDOM (Wu et al. 2012 Table 3), warp 32", "",
             "| workload | expansion-prone branches | upper limit (warp insts) | IPDOM warp insts | upper limit % | "
             "exact re-executed (sps core) | exact % |",
             "|---|---:|---:|---:|---:|---:|---:|"]
@@ -95,7 +95,7 @@ def tables(rows: list, size: str) -> str:
         out.append(f"| {r['workload']} | {len(e['expansion_branches'])} | {e['upper_limit']} | {e['warp_insts']} | "
                    f"{e['upper_limit_pct']:.2f}% | {e['expanded_insts']} | {e['expanded_pct']:.2f}% |")
     # ---- Fig. 15 -------------------------------------------------------------------------------------
-    out += ["", "### STRUCT vs IPDOM under sps (seed 002 Fig. 15), warp 32", "",
+    out += ["", "### STRUCT vs IPDOM under sps (Wu et al. 2012 Fig. 15), warp 32", "",
             "Outputs of the structurized kernel were compared byte for byte with the original's on the same "
             "inputs (and both with the numpy reference) for every row.", "",
             "| workload | static insts IPDOM → STRUCT | thread insts STRUCT/IPDOM | warp insts STRUCT/IPDOM | "
@@ -107,7 +107,7 @@ def tables(rows: list, size: str) -> str:
                    f"{b['thread_insts'] / a['thread_insts']:.3f} | {b['warp_insts'] / a['warp_insts']:.3f} | "
                    f"{a['simd_util']:.3f} → {b['simd_util']:.3f} | {b['cycles'] / a['cycles']:.3f} |")
     # ---- Fig. 5 --------------------------------------------------------------------------------------
-    out += ["", "### Static scalarization (seed 004 Fig. 5)", "",
+    out += ["", "### Static scalarization (Lee et al. 2013 Fig. 5)", "",
             "| workload | instructions | scalar | scalar % | scalar regs | private regs | "
             + " | ".join(f"reg saving W={w}" for w in WARPS) + " |",
             "|---|---:|---:|---:|---:|---:|" + "---:|" * len(WARPS)]
@@ -118,9 +118,9 @@ def tables(rows: list, size: str) -> str:
         out.append(f"| {r['workload']} | {s['instructions']} | {s['scalar_instructions']} | {s['scalar_pct']:.1f}% | "
                    f"{s['scalar_registers']} | {s['private_registers']} | "
                    + " | ".join(f"{s['registers_per_warp'][w]['saving_pct']:.1f}%" for w in WARPS) + " |")
-    out += ["", f"Mean scalar share of static instructions: **{np.mean(sc_pct):.1f}%** (seed 004: 29%).", ""]
+    out += ["", f"Mean scalar share of static instructions: **{np.mean(sc_pct):.1f}%** (Lee et al. 2013: 29%).", ""]
     # ---- Fig. 6 --------------------------------------------------------------------------------------
-    out += ["### Dynamic scalarization (seed 004 Fig. 6): savings against the unscalarized baseline", "",
+    out += ["### Dynamic scalarization (Lee et al. 2013 Fig. 6): savings against the unscalarized baseline", "",
             "| workload | W | issued: scalar / static conv / dynamic conv / diverged | thread ops | reg reads | "
             "reg writes | mem addresses | mem data | convergent partial |",
             "|---|---:|---|---:|---:|---:|---:|---:|---:|"]
@@ -138,11 +138,11 @@ def tables(rows: list, size: str) -> str:
                        f"{sv['reg_writes']:.1f}% | {sv['mem_addresses']:.1f}% | {sv['mem_data']:.1f}% | "
                        f"{c['convergent_partial']} |")
     out += ["", "Mean saving of thread operations: " + ", ".join(
-        f"W={w}: **{np.mean(mean_ops[w]):.1f}%**" for w in WARPS) + " (seed 004: 23–29% depending on warp size).", ""]
+        f"W={w}: **{np.mean(mean_ops[w]):.1f}%**" for w in WARPS) + " (Lee et al. 2013: 23–29% depending on warp size).", ""]
     # ---- stackless -----------------------------------------------------------------------------------
     if rows and "stackless" in rows[0]:
-        out += ["### stackless SIMT vs the IPDOM stack (seed 004 §5.2), warp 32", "",
-                "Placements: *auto* = seed 004's rule with the variance-aware convergence analysis of the PTX; "
+        out += ["### stackless SIMT vs the IPDOM stack (Lee et al. 2013 §5.2), warp 32", "",
+                "Placements: *auto* = Lee et al. 2013's rule with the variance-aware convergence analysis of the PTX; "
                 "*CFG-only* = the same rule with structure-only convergence (what `simulate` uses for a trace "
                 "that names no workload); *ipdom* = a syncwarp at every branch's IPDOM.", "",
                 "| workload | sps cycles | stackless auto: syncwarps / cycles | CFG-only: syncwarps / cycles | "
@@ -174,7 +174,7 @@ def figure(rows: list) -> None:
     axes[0].set_xticks(x + 0.4 - width / 2, names, rotation=60, ha="right", fontsize=8)
     axes[0].set_ylabel("thread operations saved (%)")
     axes[0].set_title("Scalarization: thread operations vs unscalarized")
-    axes[0].axhspan(23, 29, color="grey", alpha=0.2, label="seed 004: 23–29%")
+    axes[0].axhspan(23, 29, color="grey", alpha=0.2, label="Lee et al. 2013: 23–29%")
     axes[0].legend(fontsize=7)
     kinds = ("issued_scalar", "issued_static_converged", "issued_dynamic_converged", "issued_diverged")
     labels = ("scalar", "static converged", "dynamic converged", "diverged")

@@ -390,7 +390,7 @@ def speedup(df, baseline: Mapping) -> np.ndarray:
     """Baseline cycles / cycles for every row (NaN where the baseline point is absent).
 
     A row's baseline point has the same trace and the same value of every config field, except
-    the fields named in ``baseline`` which take the baseline's values (seed 001 reports speedups
+    the fields named in ``baseline`` which take the baseline's values (ElTantawy et al. 2014 reports speedups
     of each mechanism over PDOM on the same machine this way).
     """
     out = np.full(len(df), np.nan)

@@ -1,4 +1,4 @@
-"""Convergence / variance / affine analysis (seed 004 §3, §5.2) on the paper's examples."""
+"""Convergence / variance / affine analysis (Lee et al. 2013 §3, §5.2) on the paper's examples."""
 
 from pathlib import Path
 
@@ -16,7 +16,7 @@ HEAD = """
 .address_size 64
 """
 
-# Seed 004 Fig. 2(a) (N1 is the unlabelled entry B0): N1 -> N2 -> N2' -> {N3, N6}; N3 -> N4 -> N4';
+# Lee et al. 2013 Fig. 2(a) (N1 is the unlabelled entry B0): N1 -> N2 -> N2' -> {N3, N6}; N3 -> N4 -> N4';
 # N4' -> {N4, N5} (loop); N5 -> N6 -> N7 (exit). N2' tests a kernel parameter; N4' tests %tid (or a
 # parameter) against the loop counter.
 FIG2 = HEAD + """
@@ -230,7 +230,7 @@ def test_variance_matches_taint_on_straight_line_code(prog):
 
 
 # ---------------------------------------------------------------------------------------------
-# Static scalarization statistics (seed 004 §4.2)
+# Static scalarization statistics (Lee et al. 2013 §4.2)
 # ---------------------------------------------------------------------------------------------
 
 

@@ -1,4 +1,4 @@
-"""Control tree and structurizer on the shapes of seed 002 (Figs. 2-4, 8-10, 12) and on random CFGs.
+"""Control tree and structurizer on the shapes of Wu et al. 2012 (Figs. 2-4, 8-10, 12) and on random CFGs.
 
 Figure shapes are rebuilt from the paper's text (block names B1.. map to ids 0..; the last id is
 the virtual exit). Each docstring draws the edges.
@@ -279,7 +279,7 @@ def run_path(g, orig_succs, path):
 def test_structurizer_terminates_structured_and_preserves_paths(g, rnd, predicated):
     orig = [list(s) for s in g.succs]
     before = g.control_tree()
-    # Forward Copy is exponential in the worst case (seed 002 §3); the growth limit (default 2x)
+    # Forward Copy is exponential in the worst case (Wu et al. 2012 §3); the growth limit (default 2x)
     # replaces copies by flags before that, so no graph gets near max_blocks
     g2, s = structurize(FlowGraph([list(x) for x in orig], 0, g.exit), max_blocks=600, predicated_flags=predicated)
     after = g2.control_tree()

@@ -1,4 +1,4 @@
-"""The structurizer on real PTX: workloads with the paper's shapes written in CUDA (seed 002 Fig. 3
+"""The structurizer on real PTX: workloads with the paper's shapes written in CUDA (Wu et al. 2012 Fig. 3
 short circuit, Fig. 4 inlined early return), the corpus, ptxas acceptance and edge-exact output."""
 
 import glob

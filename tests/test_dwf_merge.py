@@ -134,7 +134,7 @@ def test_merge_numba_matches_reference(pair):
 def test_formation_kernel_merge_matches_reference(pair):
     """The timing kernel's own en-DWF merge (from slot masks, conflicts paired with their lane's holes
     in quarter order) gives the reference's result, or refuses exactly when it does."""
-    from simt_fast.sim.formation import _en_dwf_merge
+    from simt_fast.sim.formation.dwf import en_dwf_merge as _en_dwf_merge
 
     male, female, simd = pair
     if simd >= len(male):

@@ -1,4 +1,4 @@
-"""Dynamic code expansion (seed 002 §4.2): IPDOM replay, upper limit, STRUCT vs IPDOM."""
+"""Dynamic code expansion (Wu et al. 2012 §4.2): IPDOM replay, upper limit, STRUCT vs IPDOM."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from simt_fast.ir.expansion import (expansion, expansion_branches, ipdom_replay, ipdom_replay_reference,
+from simt_fast.dynamic.expansion import (expansion, expansion_branches, ipdom_replay, ipdom_replay_reference,
                                     region_blocks, struct_vs_ipdom)
 from simt_fast.sim import simulate
 from simt_fast.sim.config import SimConfig
@@ -19,7 +19,7 @@ FIELDS = ("full_issues", "partial_issues", "full_threads", "partial_threads", "e
 
 
 def short_circuit():
-    """Seed 002 Fig. 3/14 shape: B0 -> B1|B2, B1 -> B2|B3, B2 -> B3 (B2 shared by both paths of B0)."""
+    """Wu et al. 2012 Fig. 3/14 shape: B0 -> B1|B2, B1 -> B2|B3, B2 -> B3 (B2 shared by both paths of B0)."""
     blocks = [["alu", "bra"], ["bra"], ["alu", "alu", "alu"], ["exit"]]
     succ = [[1, 2], [2, 3], [3], [4]]
     paths = [[0, 1, 2, 3, 4], [0, 1, 3, 4], [0, 2, 3, 4], [0, 2, 3, 4]]
@@ -36,7 +36,7 @@ def test_short_circuit_hand_worked():
     assert c.partial_issues.tolist() == [0, 1, 2, 0, 0]
     assert c.partial_threads.tolist() == [0, 2, 3, 0, 0]
     assert c.expansion_issues.tolist() == [0, 1, 2, 0, 0]
-    assert c.upper_limit == 1 * 1 + 2 * 3  # B1 once + B2 twice (3 instructions): seed 002's counting
+    assert c.upper_limit == 1 * 1 + 2 * 3  # B1 once + B2 twice (3 instructions): Wu et al. 2012's counting
     assert c.warp_insts == 2 + 1 + 2 * 3 + 1
     e = expansion(tr, warp_size=4)
     assert e.expanded_insts == 3  # exact: only B2's second copy is re-execution

@@ -1,4 +1,4 @@
-"""Dynamic scalarization statistics (seed 004 §4.2, Fig. 6) on hand-made traces and a workload."""
+"""Dynamic scalarization statistics (Lee et al. 2013 §4.2, Fig. 6) on hand-made traces and a workload."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from simt_fast.ir.expansion import ipdom_replay
-from simt_fast.ir.scalarize_dynamic import (ScalarFacts, counts_from_replay, dynamic_stats, facts_for_trace,
+from simt_fast.dynamic.expansion import ipdom_replay
+from simt_fast.dynamic.scalarize import (ScalarFacts, counts_from_replay, dynamic_stats, facts_for_trace,
                                             scalarize_trace, static_stats, unscalarized_facts)
 from simt_fast.sim import simulate
 from simt_fast.sim.config import SimConfig

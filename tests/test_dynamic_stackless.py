@@ -1,4 +1,4 @@
-"""`stackless` (seed 004 §5.2): differential test against the reference, invariants, hand-worked cases."""
+"""`stackless` (Lee et al. 2013 §5.2): differential test against the reference, invariants, hand-worked cases."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from simt_fast.sim import SimulationError, reference, simulate
 from simt_fast.sim.config import SimConfig
-from simt_fast.sim.mech.stackless import ipdom_syncwarp, structural_syncwarp, syncwarp_flags
+from simt_fast.sim.syncwarp import ipdom_syncwarp, structural_syncwarp, syncwarp_flags
 from simt_fast.trace import synthetic
 
 from sim_helpers import tiny_trace
@@ -27,7 +27,7 @@ def cfg(**kw):
 
 def test_syncwarp_placement_on_the_diamond():
     tr = diamond()
-    # B3 is convergent (no control dependence) and has divergent predecessors: seed 004 §5.2's rule
+    # B3 is convergent (no control dependence) and has divergent predecessors: Lee et al. 2013 §5.2's rule
     assert structural_syncwarp(tr).tolist() == [False, False, False, True, False]
     assert ipdom_syncwarp(tr).tolist() == [False, False, False, True, False]
     assert syncwarp_flags(tr, "auto").tolist() == structural_syncwarp(tr).tolist()

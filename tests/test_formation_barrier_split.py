@@ -1,7 +1,7 @@
 """dwf / en-dwf: a warp that mixes CTAs splits at a bar.sync and its parts go on after the release.
 
 Regression test for the kernel's per-warp row cache (scoreboard rows and occupied-slot mask, see
-`formation._ready`): a barrier part that later continues whole to one successor must not reuse
+`formation.pool.ready`): a barrier part that later continues whole to one successor must not reuse
 the cache of the mixed warp it came from (that miscounted `quarter_hist` and issue order).
 Small CTAs (5 threads, warp 4) make warps that hold threads of several CTAs.
 """
@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import pytest
 
-from simt_fast.sim import formation
+from simt_fast.sim import simulate
 from simt_fast.sim.config import SimConfig
-from simt_fast.sim.reference.dwf_mech import DWFCore
-from simt_fast.trace.synthetic import synthetic
+from simt_fast.sim.reference.dwf import DWFCore
+from simt_fast.trace.synth import synthetic
 
 
 @pytest.mark.parametrize("mechanism", ["dwf", "en-dwf"])
@@ -26,7 +26,7 @@ def test_barrier_parts_match_reference(mechanism, seed):
                     lat_branch=1)
     fast_ev, ref_ev = [], []
     try:
-        fast = formation.simulate(trace, cfg, events=fast_ev)
+        fast = simulate(trace, cfg, events=fast_ev)
     except Exception as e:  # a bar.sync some threads never reach: both models must fail the same way
         assert "deadlock" in str(e) or "progress" in str(e), e
         return

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from simt_fast.sim import formation
+from simt_fast.sim import simulate
 from simt_fast.sim.config import SimConfig
-from simt_fast.sim.formation import slot_checksum
+from simt_fast.sim.reference.formation import slot_checksum
 from simt_fast.sim.hws import quarter_mask, squeeze_mask
 from simt_fast.sim.reference import simulate as core_simulate  # the IPDOM-family model (sps)
-from simt_fast.sim.reference.formation import simulate as reference
+from simt_fast.sim.reference import simulate as reference
 
 from sim_helpers import tiny_trace as tiny
 
@@ -27,7 +27,7 @@ def expect(*rows):
 def both(trace, cfg):
     """Run kernel and reference; they must agree; return the kernel's stats and events."""
     ev, ref_ev = [], []
-    s = formation.simulate(trace, cfg, events=ev)
+    s = simulate(trace, cfg, events=ev)
     r = reference(trace, cfg, events=ref_ev)
     assert s.to_dict() == r.to_dict()
     assert ref_ev == ev

@@ -7,13 +7,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from simt_fast.sim import formation
-from simt_fast.sim.config import ConfigError, SimConfig
-from simt_fast.sim.reference import formation as ref
-from simt_fast.sim.reference.core import ReferenceError_
-from simt_fast.sim.reference.dwf_mech import DWFCore
+from simt_fast.sim import simulate
+from simt_fast.sim.config import ConfigError, SimConfig, check_config
+from simt_fast.sim.reference import ReferenceError_
+from simt_fast.sim.reference.dwf import DWFCore
 from simt_fast.sim.reference.tbc import TBCCore
-from simt_fast.trace.synthetic import synthetic
+from simt_fast.trace.synth import synthetic, traces as synthetic_traces
 
 from sim_helpers import tiny_trace as tiny
 
@@ -22,7 +21,7 @@ SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, Heal
 
 @st.composite
 def cases(draw, mechanisms=("dwf", "en-dwf", "tbc")):
-    trace = draw(synthetic.traces(max_blocks=16, max_threads=72))
+    trace = draw(synthetic_traces(max_blocks=16, max_threads=72))
     m = draw(st.sampled_from(mechanisms))
     warp_size = draw(st.sampled_from((4, 8, 16, 32)))
     simd = draw(st.sampled_from([s for s in (1, 2, 4, 8, 32) if m == "tbc" or warp_size % s == 0 or s > warp_size]))
@@ -52,7 +51,7 @@ def test_kernel_matches_reference_stats_and_issue_sequence(case):
     trace, cfg = case
     fast_ev, ref_ev = [], []
     try:
-        fast = formation.simulate(trace, cfg, events=fast_ev)
+        fast = simulate(trace, cfg, events=fast_ev)
     except Exception as e:  # the same failure (deadlock at a divergent barrier) in both models
         with pytest.raises(ReferenceError_):
             run_reference(trace, cfg)
@@ -69,7 +68,7 @@ def _outcome(trace, cfg, sm_major):
 
     ev = []
     try:
-        return formation.simulate(trace, cfg, events=ev, sm_major=sm_major).to_dict(), ev
+        return simulate(trace, cfg, events=ev, sm_major=sm_major).to_dict(), ev
     except SimulationError as e:
         return str(e)
 
@@ -93,7 +92,7 @@ def test_sm_major_hands_out_ctas_in_cycle_then_sm_order():
         cfg = SimConfig(mechanism=m, warp_size=8, simd_width=4, n_sms=3, max_ctas_per_sm=2, max_warps_per_sm=64,
                         lat_global=37)
         fast_ev, ref_ev = [], []
-        fast = formation.simulate(trace, cfg, events=fast_ev)
+        fast = simulate(trace, cfg, events=fast_ev)
         assert fast.to_dict() == run_reference(trace, cfg, ref_ev).to_dict()
         assert fast_ev == ref_ev
         assert {e["warp"] % 3 for e in fast_ev} == {0, 1, 2}
@@ -101,7 +100,7 @@ def test_sm_major_hands_out_ctas_in_cycle_then_sm_order():
 
 
 @settings(max_examples=40, **SETTINGS)
-@given(synthetic.traces(max_blocks=18, max_threads=96, barrier_prob=0.0), st.sampled_from((4, 8, 16, 32)),
+@given(synthetic_traces(max_blocks=18, max_threads=96, barrier_prob=0.0), st.sampled_from((4, 8, 16, 32)),
        st.data())
 def test_invariants(trace, warp_size, data):
     simd = data.draw(st.sampled_from([s for s in (1, 4, 8) if warp_size % s == 0]))
@@ -112,7 +111,7 @@ def test_invariants(trace, warp_size, data):
     for m, hws, policy in (("dwf", False, "majority"), ("dwf", True, "lrr"), ("en-dwf", False, "majority"),
                            ("en-dwf", True, "majority"), ("tbc", False, "lrr")):
         cfg = base.replace(mechanism=m, hws=hws, issue_policy=policy)
-        s = formation.simulate(trace, cfg)
+        s = simulate(trace, cfg)
         # every thread ran its whole path to the exit exactly once
         assert s.thread_insts == n_inst
         assert int((s.occupancy_hist * np.arange(warp_size + 1)).sum()) == n_inst
@@ -127,17 +126,17 @@ def test_invariants(trace, warp_size, data):
 
 
 def formation_or_core(trace, cfg):
-    from simt_fast.sim.reference import simulate
+    from simt_fast.sim.reference import simulate as reference
 
-    return simulate(trace, cfg)
+    return reference(trace, cfg)
 
 
 def test_deterministic_and_independent_of_event_logging():
     trace = synthetic(20, 200, seed=3, warp_size=16, block=(50, 1, 1))
     for m in ("dwf", "en-dwf", "tbc"):
         cfg = SimConfig(mechanism=m, warp_size=16, simd_width=4, issue_policy="majority" if "dwf" in m else "lrr")
-        a = formation.simulate(trace, cfg).to_dict()
-        assert formation.simulate(trace, cfg, events=[]).to_dict() == a == formation.simulate(trace, cfg).to_dict()
+        a = simulate(trace, cfg).to_dict()
+        assert simulate(trace, cfg, events=[]).to_dict() == a == simulate(trace, cfg).to_dict()
 
 
 def test_scoreboard_is_int32_only_when_every_ready_cycle_fits():
@@ -157,15 +156,15 @@ def test_int64_scoreboard_gives_the_same_run():
         wide = cfg.replace(max_cycles=1 << 40)
         assert formation._scoreboard_dtype(wide) == np.int64
         ev32, ev64 = [], []
-        assert formation.simulate(trace, cfg, events=ev32).to_dict() == formation.simulate(trace, wide, events=ev64).to_dict()
+        assert simulate(trace, cfg, events=ev32).to_dict() == simulate(trace, wide, events=ev64).to_dict()
         assert ev32 == ev64 and ev32
 
 
 def test_dwf_never_issues_more_than_serial_splits_and_en_dwf_merges_at_least_as_often():
     trace = synthetic(30, 512, seed=11, warp_size=32, block=(128, 1, 1), divergence=0.4, barrier_prob=0.0)
     cfg = SimConfig(warp_size=32, simd_width=8, n_sms=2, issue_policy="majority", lat_global=100)
-    dwf = formation.simulate(trace, cfg.replace(mechanism="dwf"))
-    en = formation.simulate(trace, cfg.replace(mechanism="en-dwf"))
+    dwf = simulate(trace, cfg.replace(mechanism="dwf"))
+    en = simulate(trace, cfg.replace(mechanism="en-dwf"))
     assert dwf.thread_insts == en.thread_insts == trace.total_thread_insts()
     assert dwf.merges > 0 and en.merges > 0
     assert en.lane_conflicts <= dwf.lane_conflicts + en.merges  # a whole-male merge replaces conflicts
@@ -181,8 +180,8 @@ def test_dwf_never_issues_more_than_serial_splits_and_en_dwf_merges_at_least_as_
 def test_bad_combinations_are_rejected_with_the_field(cfg, match):
     trace = synthetic(5, 8, seed=0)
     with pytest.raises(ConfigError, match=match):
-        formation.simulate(trace, SimConfig(**cfg)) if cfg["mechanism"] in ("dwf", "en-dwf", "tbc") \
-            else ref.check_config(SimConfig(**cfg))
+        simulate(trace, SimConfig(**cfg)) if cfg["mechanism"] in ("dwf", "en-dwf", "tbc") \
+            else check_config(SimConfig(**cfg))
 
 
 def test_barrier_in_divergent_code_deadlocks_tbc_with_a_clear_message_but_not_dwf():
@@ -192,11 +191,11 @@ def test_barrier_in_divergent_code_deadlocks_tbc_with_a_clear_message_but_not_dw
     from simt_fast.sim import SimulationError
 
     with pytest.raises(SimulationError, match="mechanism tbc deadlocked"):
-        formation.simulate(trace, SimConfig(mechanism="tbc", warp_size=4, simd_width=4))
+        simulate(trace, SimConfig(mechanism="tbc", warp_size=4, simd_width=4))
     with pytest.raises(ReferenceError_):
         run_reference(trace, SimConfig(mechanism="tbc", warp_size=4, simd_width=4))
     # DWF lets C's thread run on and exit, which releases the barrier
-    s = formation.simulate(trace, SimConfig(mechanism="dwf", warp_size=4, simd_width=4, issue_policy="majority"))
+    s = simulate(trace, SimConfig(mechanism="dwf", warp_size=4, simd_width=4, issue_policy="majority"))
     assert s.thread_insts == trace.total_thread_insts()
 
 
@@ -208,7 +207,7 @@ def test_barrier_keeps_its_per_cta_meaning_when_warps_mix_ctas():
                  chain=True)
     cfg = SimConfig(mechanism="dwf", warp_size=4, simd_width=4, issue_policy="majority", lat_alu=3)
     ev = []
-    s = formation.simulate(trace, cfg, events=ev)
+    s = simulate(trace, cfg, events=ev)
     assert s.thread_insts == trace.total_thread_insts()
     assert s.to_dict() == run_reference(trace, cfg).to_dict()
     assert s.barrier_wait_cycles > 0
@@ -216,7 +215,7 @@ def test_barrier_keeps_its_per_cta_meaning_when_warps_mix_ctas():
 
 @st.composite
 def hws_cases(draw):
-    trace = draw(synthetic.traces(max_blocks=16, max_threads=72))
+    trace = draw(synthetic_traces(max_blocks=16, max_threads=72))
     warp_size = draw(st.sampled_from((4, 8, 16, 32)))
     simd = draw(st.sampled_from([s for s in (1, 2, 4, 8) if warp_size % s == 0]))
     cfg = SimConfig(

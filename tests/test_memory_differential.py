@@ -12,7 +12,7 @@ from memory_helpers import AT, C, G, L, LD, S, ST, Access, run_numba, run_refere
 from simt_fast.sim import memory
 from simt_fast.sim.config import LINE_BYTES, SimConfig
 from simt_fast.sim.reference import memory as ref
-from simt_fast.trace.synthetic import synthetic
+from simt_fast.trace.synth import synthetic
 
 X = 1 << 40
 SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])

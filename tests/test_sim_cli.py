@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 from simt_fast.cli import app
 from simt_fast.sim import simulate
 from simt_fast.sim.config import load_config
-from simt_fast.trace.synthetic import synthetic
+from simt_fast.trace.synth import synthetic
 
 runner = CliRunner()
 

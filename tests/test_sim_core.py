@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from simt_fast.sim import SimulationError, reference, simulate
 from simt_fast.sim.config import ConfigError, SimConfig
 from simt_fast.sim.registry import names
-from simt_fast.trace.synthetic import synthetic
+from simt_fast.trace.synth import synthetic, traces as synthetic_traces
 
 from sim_helpers import tiny_trace as tiny
 
@@ -39,7 +39,7 @@ def configs(draw, warp_size: int, mechanism=None):
 
 @st.composite
 def cases(draw, mechanism=None):
-    trace = draw(synthetic.traces(max_blocks=18, max_threads=140))
+    trace = draw(synthetic_traces(max_blocks=18, max_threads=140))
     warp_size = draw(st.sampled_from((4, 8, 16, 32, 64)))  # 64: lane 63 is the int64 sign bit
     return trace, draw(configs(warp_size, mechanism))
 
@@ -139,7 +139,7 @@ def test_sm_major_hands_out_ctas_in_cycle_then_sm_order(mech):
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-@given(synthetic.traces(max_blocks=20, max_threads=96), st.sampled_from((4, 8, 16, 32)), st.data())
+@given(synthetic_traces(max_blocks=20, max_threads=96), st.sampled_from((4, 8, 16, 32)), st.data())
 def test_invariants_for_every_mechanism(trace, warp_size, data):
     base = data.draw(configs(warp_size, "sps"))
     cycles = {}
@@ -253,9 +253,9 @@ def test_kernel_is_loaded_from_the_numba_cache_in_a_new_process():
     import sys
 
     code = ("from simt_fast.sim import simulate, core\nfrom simt_fast.sim.config import SimConfig\n"
-            "from simt_fast.trace.synthetic import synthetic\n"
+            "from simt_fast.trace.synth import synthetic\n"
             "simulate(synthetic(5, 8, seed=0), SimConfig())\n"
-            "print(sum(core._simulate.stats.cache_hits.values()), sum(core._simulate.stats.cache_misses.values()))")
+            "print(sum(core.run.stats.cache_hits.values()), sum(core.run.stats.cache_misses.values()))")
     simulate(synthetic(5, 8, seed=0), SimConfig())  # make sure the cache is populated
     out = subprocess.run([sys.executable, "-W", "ignore", "-c", code], capture_output=True, text=True, check=True)
     hits, misses = map(int, out.stdout.split())

@@ -238,7 +238,8 @@ def test_merge_deduplicates_and_refuses_other_layouts(tmp_path):
     counts = results.merge(out, [a, b])
     assert counts == {"inputs": 2, "rows_read": 20, "added": 12, "duplicates": 8, "total": 12}
     merged = results.contents(out)
-    pd = pytest.importorskip("pandas")
+    import pandas as pd
+
     pd.testing.assert_frame_equal(merged, results.contents(b))
     assert results.load(out).attrs["baseline"] == {"mechanism": "sps"}
     assert len(written) == 8

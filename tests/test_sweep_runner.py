@@ -86,7 +86,6 @@ def test_shards_merged_equal_a_single_run(sweep_dir, reference, tmp_path):
 
 
 def test_dask_local_cluster_equals_pool_run(sweep_dir, reference, tmp_path):
-    pytest.importorskip("distributed")
     out = tmp_path / "dask.h5"
     outcome = run_sweep(sweep_dir / "sweep.toml", out, dask="local:2", dask_processes=False,
                         cache_dir=sweep_dir / "cache")

@@ -108,7 +108,7 @@ def test_analyses_of_a_workload_trace_have_their_declared_fields(tmp_path):
     out = analyse_trace(list(ANALYSES), path, "shortcircuit")
     for name, numbers in out.items():
         assert tuple(numbers) == FIELDS[name] or set(numbers) == set(FIELDS[name]), name
-    s = out["structurize"]  # seed 002 Fig. 3's short circuit needs Forward Copy
+    s = out["structurize"]  # Wu et al. 2012 Fig. 3's short circuit needs Forward Copy
     assert s["forward_copies"] > 0 and s["unstructured"] == 1 and s["new_code_size"] > s["old_code_size"]
     c = out["convergence"]  # each refinement proves at least as much convergent
     assert 0 <= c["ca_pct"] <= c["ca_va_pct"] <= c["ca_va_exit_pct"] <= c["dynamic_pct"] <= 100

@@ -24,7 +24,7 @@ from simt_fast.cli import app
 from simt_fast.sim import SimulationError, simulate
 from simt_fast.sim import reference
 from simt_fast.sim.config import SimConfig
-from simt_fast.sim.reference.core import ReferenceError_
+from simt_fast.sim.reference import ReferenceError_
 from simt_fast.sweep import SweepError, load_sweep, plan
 from simt_fast.trace import Trace, TraceError, synthetic
 from simt_fast.trace.validate import require_valid

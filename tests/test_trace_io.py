@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, given, settings
 
 from simt_fast.trace import SCHEMA, Trace, TraceError, TraceWriter, synthetic
 from simt_fast.trace.io import CFG_FIELDS, INSTR_FIELDS, file_digest, path_dtype, read_header
-from simt_fast.trace.synthetic import traces
+from simt_fast.trace.synth import traces
 
 from trace_helpers import tiny_trace
 

@@ -11,7 +11,7 @@ from simt_fast.ir import graph
 from simt_fast.ir.model import OpClass
 from simt_fast.trace import synthetic, validate
 from simt_fast.trace.model import MEM_ATOMIC, MEM_FORMAT, MEM_LOAD, MEM_STORE, NO_ACCESS
-from simt_fast.trace.synthetic import (
+from simt_fast.trace.synth import (
     _distance_to_exit,
     _splitmix,
     _splitmix_py,
@@ -22,7 +22,7 @@ from simt_fast.trace.synthetic import (
     walk_paths_reference,
 )
 
-synth_module = sys.modules["simt_fast.trace.synthetic"]
+from simt_fast.trace import synth as synth_module  # noqa: E402
 
 
 def succ_lists(t):
@@ -86,12 +86,12 @@ def test_defaults_produce_loops_several_exits_and_unstructured_edges():
     for seed in range(20):
         t = synthetic(40, 64, seed)
         n = t.n_blocks
-        # seed 002's interacting edges, found by the structural analysis of simt_fast.ir.control_tree
+        # Wu et al. 2012's interacting edges, found by the structural analysis of simt_fast.ir.control_tree
         seen["unstructured"] += not build_control_tree(n, succ_lists(t), 0, n - 1).is_structured
         loops = graph.natural_loops(n, t.succ_ptr, t.succ_idx)
         seen["loops"] += len(loops)
         seen["multi_exit"] += int(np.sum(t.succ_idx == n - 1) >= 2)
-        # an edge leaving a loop from a block that is not its latch: a `break` (unstructured in seed 002's sense)
+        # an edge leaving a loop from a block that is not its latch: a `break` (unstructured in Wu et al. 2012's sense)
         seen["loop_breaks"] += sum(1 for L in loops for (src, _) in L.exits if src not in L.latches)
         seen["barriers"] += int(t.has_barrier.sum())
         seen["switches"] += int((np.diff(t.succ_ptr) > 2).sum())
@@ -101,7 +101,7 @@ def test_defaults_produce_loops_several_exits_and_unstructured_edges():
 @settings(max_examples=60, deadline=None)
 @given(trace=traces(max_blocks=48, structured=True, loop_prob=0.3, switch_prob=0.1))
 def test_structured_cfgs_reduce_to_one_region(trace):
-    """structured=True: structural analysis (seed 002) collapses the CFG with no interacting edge."""
+    """structured=True: structural analysis (Wu et al. 2012) collapses the CFG with no interacting edge."""
     from simt_fast.ir.control_tree import build_control_tree
 
     n = trace.n_blocks
@@ -268,7 +268,7 @@ def _entry_instructions(t) -> np.ndarray:
 
 def test_memory_patterns_golden():
     # One block with a coalesced 4-byte global load (instruction 0) walked by 8 threads: thread t reads word t.
-    from simt_fast.trace.synthetic import COALESCED, _Draws, _memory_addresses
+    from simt_fast.trace.synth import COALESCED, _Draws, _memory_addresses
 
     class FixedDraws(_Draws):  # pattern and width draws -> COALESCED, 4 bytes; no guard, no atomic
         def weighted(self, cum):

@@ -254,7 +254,7 @@ def test_every_shipped_kernel_cfg_is_a_valid_trace_cfg():
     from simt_fast.ir.cfg import build_cfg
     from simt_fast.ir.flat import flatten
     from simt_fast.trace.io import CFG_FIELDS, INSTR_FIELDS
-    from simt_fast.trace.synthetic import _distance_to_exit
+    from simt_fast.trace.synth import _distance_to_exit
 
     files = sorted((Path(__file__).parents[1] / "data" / "ptx").glob("*/*.ptx"))
     assert files, "no shipped PTX found"
@@ -301,7 +301,7 @@ def _first_bad_step_reference(trace):
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from simt_fast.trace.synthetic import traces  # noqa: E402
+from simt_fast.trace.synth import traces  # noqa: E402
 
 
 @settings(max_examples=100, deadline=None)

@@ -1,7 +1,7 @@
 """The multi-path study's workloads give a multi-path warp two ready paths to overlap.
 
 sssp, bvh, hashprobe, spmv and mcreject were written so that both sides of a divergent branch
-wait on global memory (docs/workloads.md).  On the seed 001 machine (the ``fermi`` preset) at
+wait on global memory (docs/workloads.md).  On the ElTantawy et al. 2014 machine (the ``fermi`` preset) at
 ``tiny`` size, dps and mp must therefore beat the single-path stack, mp must have had at least
 two splits of a warp issuable at once, and the gain must come from memory latency: with
 ``perfect_memory`` (memory as fast as the ALU) it shrinks.

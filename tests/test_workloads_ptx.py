@@ -1,8 +1,7 @@
 """The committed PTX is what scripts/build_ptx.py makes from today's kernel.cu, and ptxas accepts it.
 
-Needs the CUDA toolkit (developers only; users never run nvcc), so it is skipped without it and,
-as a rebuild takes a few seconds per kernel, runs only when selected (``-m slow`` or
-``SIMT_FAST_SLOW=1``).
+Needs the CUDA toolkit (developers only; users never run nvcc), so it is skipped without it; a
+rebuild takes a few seconds per kernel, so the test is marked slow.
 """
 
 from __future__ import annotations
@@ -20,13 +19,6 @@ import simt_fast.workloads as workloads
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(shutil.which("nvcc") is None or shutil.which("ptxas") is None,
                                                   reason="the CUDA toolkit (nvcc, ptxas) is not installed")]
-
-
-@pytest.fixture(autouse=True)
-def _only_when_selected(request):
-    expr = request.config.getoption("markexpr") or ""
-    if not ("slow" in expr and "not slow" not in expr) and os.environ.get("SIMT_FAST_SLOW") != "1":
-        pytest.skip("rebuilds PTX with nvcc: select with -m slow or SIMT_FAST_SLOW=1")
 
 
 @pytest.mark.parametrize("name", workloads.names())

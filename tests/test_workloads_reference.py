@@ -269,7 +269,7 @@ def test_libor_reference_matches_scalar_path_model():
         assert ref[p] == pytest.approx(payoff, rel=1e-12, abs=1e-14)
 
 
-# --- seed 001/002 control-flow kernels -----------------------------------------------------------
+# --- ElTantawy et al. 2014 / Wu et al. 2012 control-flow kernels -----------------------------------------------------------
 
 def test_earlyexit_reference_matches_per_thread_do_while():
     spec = tiny("earlyexit", seed=1)

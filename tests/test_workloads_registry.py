@@ -12,6 +12,7 @@ import re
 import numpy as np
 import pytest
 
+import simt_fast.ir as ir
 import simt_fast.workloads as workloads
 
 REQUIRED = {"bfs", "blackscholes", "nn", "mummer", "raytrace", "storegpu", "laplace3d", "nqueens", "aes",
@@ -53,13 +54,13 @@ def test_files_and_metadata(workload):
     assert workload.source.is_file() and workload.source.name == "kernel.cu"
     assert workload.ptx_path.is_file(), f"run: python scripts/build_ptx.py {workload.name}"
     assert workload.ptx_path.parent.name == "workloads"
-    assert "seed" in workload.description and "\n" not in workload.description
+    # one line that cites the paper the workload serves (authors and year, as users read them)
+    assert re.search(r"\b(19|20)\d\d\b", workload.description) and "\n" not in workload.description
     assert workload.sizes[:2] == ("tiny", "default")
     assert f'extern "C" __global__ void {workload.kernel}(' in workload.source.read_text()
 
 
 def test_ptx_parses_and_kernel_name_selects_one_entry(workload):
-    ir = pytest.importorskip("simt_fast.ir")
     module = ir.parse_ptx(workload.ptx_path)
     kernel = module.find_kernel(workload.kernel)
     assert kernel.is_entry and kernel.name == workload.kernel
@@ -72,7 +73,6 @@ def cuda_param_names(source: str, kernel: str) -> list:
 
 
 def test_args_match_the_kernel_params_in_count_type_and_name(workload, tiny):
-    ir = pytest.importorskip("simt_fast.ir")
     params = ir.parse_ptx(workload.ptx_path).find_kernel(workload.kernel).params
     assert len(tiny.args) == len(params), f"{workload.name}: {len(tiny.args)} args for {len(params)} .params"
     for arg, name, p in zip(tiny.args, tiny.arg_names, params):

@@ -1,4 +1,4 @@
-"""`simt-fast structurize` and `simt-fast analyze`: the static analyses of seed 002 and seed 004.
+"""`simt-fast structurize` and `simt-fast analyze`: the static analyses of Wu et al. 2012 and Lee et al. 2013.
 
 * ``structurize FILE.ptx [-o OUT.ptx] [--json]`` -- unstructured-to-structured transformation of
   every function (Cut / Backward Copy / Forward Copy), printed as PTX, with Table 2's statistics.
@@ -105,7 +105,7 @@ def register(app: typer.Typer) -> None:
         max_growth: float = typer.Option(DEFAULT_MAX_GROWTH, "--max-growth", help="Copies may grow a function to at most this many times its original instructions; past that, flags replace copies (linear growth)."),
         predicated_flags: bool = typer.Option(False, "--predicated-flags", help="Cut writes its flags with predicated setp in the branching block (smaller code) instead of stub blocks (fewer dynamic instructions)."),
     ):
-        """Transform unstructured control flow into structured control flow (seed 002: Cut, Backward
+        """Transform unstructured control flow into structured control flow (Wu et al. 2012: Cut, Backward
         Copy, Forward Copy) and report Table 2's statistics per function."""
         from ..ir.ptx_printer import print_module
         from ..ir.structurize import StructurizeError, structurize
@@ -134,20 +134,20 @@ def register(app: typer.Typer) -> None:
 
     @app.command("analyze")
     def analyze_command(
-        ptx_file: Path = typer.Argument(..., help="PTX file (e.g. from `nvcc -ptx`), or a trace (.h5): dynamic scalarization statistics (seed 004 Fig. 6, `simt-fast scalarize`)."),
+        ptx_file: Path = typer.Argument(..., help="PTX file (e.g. from `nvcc -ptx`), or a trace (.h5): dynamic scalarization statistics (Lee et al. 2013 Fig. 6, `simt-fast scalarize`)."),
         kernel: Optional[str] = typer.Option(None, "--kernel", "-k", help="Kernel name or unique substring (default: every kernel)."),
         as_json: bool = typer.Option(False, "--json", help="Print JSON instead of tables."),
         trace_ptx: Optional[Path] = typer.Option(None, "--ptx", help="Trace input: the PTX it was recorded from (default: its workload's)."),
         variance: bool = typer.Option(True, "--variance/--no-variance", help="Use variance analysis (off: every branch counts as divergent, structure-only convergence)."),
-        early_exit: bool = typer.Option(True, "--early-exit/--no-early-exit", help="Apply seed 004 §3.4 (threads that exit early do not break convergence)."),
+        early_exit: bool = typer.Option(True, "--early-exit/--no-early-exit", help="Apply Lee et al. 2013 §3.4 (threads that exit early do not break convergence)."),
         output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the JSON to this file."),
         warp_size: int = typer.Option(32, "--warp-size", min=1, help="Warp size for the per-warp register counts."),
         show_tree: bool = typer.Option(False, "--tree", help="Also print the control tree (table mode)."),
-        inline: bool = typer.Option(False, "--inline", help="Analyse each kernel with its calls inlined (the CFG the emulator traces; seed 002 Fig. 4)."),
+        inline: bool = typer.Option(False, "--inline", help="Analyse each kernel with its calls inlined (the CFG the emulator traces; Wu et al. 2012 Fig. 4)."),
         allow_digest_mismatch: bool = ALLOW_DIGEST_MISMATCH,
     ):
-        """Static analyses per kernel: control tree and interacting edges (seed 002), convergence,
-        variance and affine classes, warp-sequential accesses and syncwarp points (seed 004)."""
+        """Static analyses per kernel: control tree and interacting edges (Wu et al. 2012), convergence,
+        variance and affine classes, warp-sequential accesses and syncwarp points (Lee et al. 2013)."""
         if output is not None:
             check_output(output)
         if ptx_file.suffix in (".h5", ".hdf5"):

@@ -1,12 +1,12 @@
 """Trace-based analyses: `simt-fast scalarize`, `simt-fast expansion`, `simt-fast struct-vs-ipdom`.
 
-* ``scalarize TRACE.h5 [--ptx FILE.ptx]`` -- seed 004 Figs. 5-6: static scalar share and registers per
+* ``scalarize TRACE.h5 [--ptx FILE.ptx]`` -- Lee et al. 2013 Figs. 5-6: static scalar share and registers per
   warp, dynamic issued instructions (scalar / statically converged / dynamically converged / diverged),
   thread operations, register reads/writes, memory addresses and data accesses per warp size, each
   against the unscalarized baseline (docs/analyses_dynamic.md defines every count).
-* ``expansion TRACE.h5`` -- seed 002 Table 3: upper limit of dynamic code expansion next to the exact
+* ``expansion TRACE.h5`` -- Wu et al. 2012 Table 3: upper limit of dynamic code expansion next to the exact
   count of the sps timing core.
-* ``struct-vs-ipdom WORKLOAD`` -- seed 002 Fig. 15: the structurized kernel run on the same inputs
+* ``struct-vs-ipdom WORKLOAD`` -- Wu et al. 2012 Fig. 15: the structurized kernel run on the same inputs
   (outputs must be identical) and both traces simulated under sps.
 """
 
@@ -56,7 +56,7 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="Print JSON instead of tables."),
         allow_digest_mismatch: bool = ALLOW_DIGEST_MISMATCH,
     ):
-        """Static and dynamic scalarization statistics of a trace (seed 004 §4.2, Figs. 5-6)."""
+        """Static and dynamic scalarization statistics of a trace (Lee et al. 2013 §4.2, Figs. 5-6)."""
         scalarize_report(trace_file, ptx, kernel, warp_sizes, as_json, allow_digest_mismatch=allow_digest_mismatch)
 
     @app.command("expansion")
@@ -66,8 +66,8 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="Print JSON."),
         allow_digest_mismatch: bool = ALLOW_DIGEST_MISMATCH,
     ):
-        """Dynamic code expansion under IPDOM (seed 002 Table 3): upper limit and exact sps count."""
-        from ..ir.expansion import expansion
+        """Dynamic code expansion under IPDOM (Wu et al. 2012 Table 3): upper limit and exact sps count."""
+        from ..dynamic.expansion import expansion
         from ..trace.model import Trace
 
         with user_errors(ValueError):
@@ -91,8 +91,8 @@ def register(app: typer.Typer) -> None:
         seed: int = typer.Option(0, "--seed", help="Input generator seed."),
         as_json: bool = typer.Option(False, "--json", help="Print JSON."),
     ):
-        """Structurize a workload's kernel, check its outputs match, and compare both under sps (seed 002 Fig. 15)."""
-        from ..ir.expansion import struct_vs_ipdom
+        """Structurize a workload's kernel, check its outputs match, and compare both under sps (Wu et al. 2012 Fig. 15)."""
+        from ..dynamic.expansion import struct_vs_ipdom
         from ..ir.structurize import StructurizeError
 
         with user_errors(KeyError, ValueError, StructurizeError, AssertionError):
@@ -113,7 +113,7 @@ def register(app: typer.Typer) -> None:
 def scalarize_report(trace_file: Path, ptx: Optional[Path], kernel: Optional[str], warp_sizes: str,
                      as_json: bool, output: Optional[Path] = None, allow_digest_mismatch: bool = False) -> None:
     """`scalarize` (and `analyze TRACE.h5`): compute, then print tables or JSON (to ``output`` if given)."""
-    from ..ir.scalarize_dynamic import scalarize_trace
+    from ..dynamic.scalarize import scalarize_trace
     from ..trace.model import Trace
 
     ws = _warp_sizes(warp_sizes)

@@ -36,7 +36,8 @@ def register(app: typer.Typer) -> None:
     ):
         """Run every point of a sweep (or of every study of a suite file) not yet in the results file,
         streaming each result to it; per-trace analyses the sweep asks for are stored with them."""
-        from ..sweep import SweepError, load_sweeps, parse_shard, plan_studies, run_analyses, run_points
+        from ..sweep import (SweepError, load_sweeps, parse_shard, plan_studies, read_sweep_text, run_analyses,
+                             run_points)
 
         if not dry_run:  # a dry run writes nothing (`-o /dev/null --dry-run` traces and validates)
             check_output(out, "results file", writes="results")
@@ -73,7 +74,7 @@ def register(app: typer.Typer) -> None:
 
             analyses = run_analyses(planned, out, on_analysis)
             outcome = run_points(planned.points, out, jobs=jobs, dask=dask, progress=not quiet and sys.stderr.isatty(),
-                                 baseline=planned.baseline, sweep_text=sweep_file.read_text(),
+                                 baseline=planned.baseline, sweep_text=read_sweep_text(sweep_file),
                                  command=" ".join(sys.argv), studies=planned.studies, analyses=analyses,
                                  allow_digest_mismatch=allow_digest_mismatch)
         if outcome.recovered:

@@ -22,6 +22,7 @@ from ..ir.model import Function, Module
 from ..trace.io import TraceWriter, path_dtype
 from ..trace.model import MEM_FORMAT, Trace
 from . import codes
+from ..ir import parse_ptx
 from . import ctl as C
 from . import decode as D
 from . import machine as M
@@ -44,6 +45,7 @@ EV_SOFT_LIMIT = 1 << 24  # block events (8 bytes each) after which a batch is fl
 class Kernel:
     """A kernel ready to run: the inlined function, its CFG arrays and its decoded program."""
 
+
     module: Module
     func: Function  # the inlined kernel
     flat: dict
@@ -61,6 +63,7 @@ class Kernel:
 @dataclass
 class Launch:
     """The result of :func:`launch`."""
+
 
     kernel: str
     grid: tuple
@@ -81,7 +84,6 @@ class Launch:
 def _read_source(ptx):
     if isinstance(ptx, Module):
         return ptx, ptx.source or ""
-    from ..ir import parse_ptx
 
     if isinstance(ptx, os.PathLike) or (isinstance(ptx, str) and "\n" not in ptx and ptx.endswith(".ptx")):
         text = Path(ptx).read_text(encoding="utf-8", errors="replace") if Path(ptx).is_file() else None

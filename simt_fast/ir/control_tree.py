@@ -1,6 +1,6 @@
 """Control tree by structural analysis, and the interacting edges that make a CFG unstructured.
 
-Seed 002 §2–3 (after Zhang & D'Hollander and Muchnick ch. 7). A CFG is *structured* when it can be
+Wu et al. 2012 §2–3 (after Zhang & D'Hollander and Muchnick ch. 7). A CFG is *structured* when it can be
 reduced to a single node by repeatedly collapsing the structured patterns
 
 * ``block``         a chain n -> s where s has n as its only predecessor (sequence),
@@ -431,7 +431,7 @@ def forward_copy_candidates(succ_lists: Sequence[Sequence[int]], entry: int, sin
     (c) any other shared node (``stop = ipdom(v)``), which alone would unfold the region into the
         tree of its paths (Fig. 10(c)), so a candidate exists while the region is not reduced.
 
-    Each tier is ordered innermost first: latest v, then latest u, in topological order (seed 002:
+    Each tier is ordered innermost first: latest v, then latest u, in topological order (Wu et al. 2012:
     E2 before E1).
     """
     n = len(succ_lists)

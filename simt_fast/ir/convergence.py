@@ -1,4 +1,4 @@
-"""Combined convergence and variance analysis, affine addresses, syncwarp points (seed 004 §3, §5.2).
+"""Combined convergence and variance analysis, affine addresses, syncwarp points (Lee et al. 2013 §3, §5.2).
 
 Fig. 3 of the paper, on PTX virtual registers (not SSA: def-use chains come from reaching
 definitions, and a guarded write does not kill earlier definitions):

@@ -3,7 +3,7 @@
 The emulator (:mod:`simt_fast.emu`) runs the *inlined* kernel: every ``call`` to a ``.func``
 defined in the module is replaced by a copy of the callee body, which makes call/return part of
 the kernel's control flow (what the timing core needs: a ``ret`` inside a callee becomes a branch
-to the instruction after the call site, so a divergent return reconverges there, seed 002 §4).
+to the instruction after the call site, so a divergent return reconverges there, Wu et al. 2012 §4).
 
 Renaming rules for one call site number ``k`` of callee ``f``:
 

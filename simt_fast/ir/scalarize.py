@@ -1,4 +1,4 @@
-"""Static scalarization statistics (seed 004 §2.3, §4.2), from the convergence/variance analysis.
+"""Static scalarization statistics (Lee et al. 2013 §2.3, §4.2), from the convergence/variance analysis.
 
 A *scalar instruction* executes once per warp instead of once per thread: it is thread-invariant
 and sits in a convergent block (scalarization is only legal where the warp is provably converged).

@@ -1,4 +1,4 @@
-"""Unstructured-to-structured control-flow transformation (seed 002 §3).
+"""Unstructured-to-structured control-flow transformation (Wu et al. 2012 §3).
 
 The four-step loop of the paper, on a graph whose nodes map 1:1 onto basic blocks:
 
@@ -46,6 +46,8 @@ from dataclasses import dataclass, field, replace
 from typing import Optional, Sequence
 
 from . import control_tree as ct
+from .cfg import build_cfg
+from .ptx_printer import format_instruction
 from .model import Function, Imm, Instruction, Label, Module, OpClass, Reg, RegDecl
 
 
@@ -124,7 +126,7 @@ class FlowGraph:
 
 @dataclass
 class StructStats:
-    """Table 2 of seed 002, for one kernel, and what the growth limit did."""
+    """Table 2 of Wu et al. 2012, for one kernel, and what the growth limit did."""
 
     branch_instructions: int = 0
     cuts: int = 0
@@ -589,7 +591,6 @@ def _fresh_prefix(func: Function, stem: str) -> str:
 def _ins(opcode, operands, pred=None, negated=False, op_class=OpClass.BRANCH) -> Instruction:
     parts = opcode.split(".")
     ins = Instruction(opcode, parts[0], tuple(parts[1:]), tuple(operands), pred, negated, op_class=op_class)
-    from .ptx_printer import format_instruction
 
     ins.text = format_instruction(ins)
     return ins
@@ -720,8 +721,6 @@ _LAST_LABELS: dict = {}  # emitted Function id -> {graph block: label}, handed t
 
 def structurize_function(func: Function, **kw):
     """Structurize one function -> (new Function, StructStats). The input is not modified."""
-    from .cfg import build_cfg
-
     t0 = time.perf_counter()
     cfg = build_cfg(func)
     g, bodies, terms = _function_graph(func, cfg)

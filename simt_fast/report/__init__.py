@@ -28,6 +28,7 @@ from typing import Optional
 
 import numpy as np
 
+from .. import results
 from . import published as published_mod
 from . import tables
 from .published import load_published
@@ -168,7 +169,6 @@ def write_report(results_path, out_dir, baseline: Optional[str] = None, publishe
     The report opens with "Published vs simt-fast" (every claim of the claim files in
     ``published``, default ``data/published``, whose study is in the results), then one block of
     figures per study recorded in the file (a file without study records is one study)."""
-    from .. import results
 
     base = {"mechanism": baseline} if baseline else None
     df = results.load(results_path, hist=True, baseline=base)

@@ -53,6 +53,8 @@ from typing import Optional
 import numpy as np
 
 from ..sim.config import FIELD_TYPES, ConfigError, coerce
+from ..results import CONFIG_COLUMNS
+from ..sim.hws import estimate_from_occupancy
 from ..sim.stats import SCALAR_STATS
 from ..sweep.analyses import FIELDS as ANALYSIS_FIELDS
 from ..sweep.spec import _closest, _line_of
@@ -423,8 +425,6 @@ def _occupancy_share(hist, k: int, below: bool) -> float:
 
 
 def _hws_estimate(row) -> float:
-    from ..sim.hws import estimate_from_occupancy
-
     hist = np.asarray(row["occupancy_hist"])
     if hist[1:].sum() == 0:
         return float("nan")
@@ -517,8 +517,6 @@ def _analysis_value(analyses: dict, study: dict, trace: str, metric: str) -> flo
 
 
 def _config_columns(df) -> list:
-    from ..results import CONFIG_COLUMNS
-
     return [c for c in CONFIG_COLUMNS if c in df.columns]
 
 

@@ -3,7 +3,7 @@
 Kept free of matplotlib so tests can check every number against numpy directly.
 
 A *panel* is one combination of the config fields that vary in the results other than the
-mechanism (e.g. ``simd_width=8``): seed 001 and seed 003 compare mechanisms per machine, so
+mechanism (e.g. ``simd_width=8``): ElTantawy et al. 2014 and Jin 2012 compare mechanisms per machine, so
 each figure draws one panel per machine configuration, with traces (workloads) on the x axis.
 """
 
@@ -14,13 +14,15 @@ from typing import Optional
 import numpy as np
 
 from ..results import CONFIG_COLUMNS
+from ..sim.config import MECHANISMS
+from ..sim.hws import estimate_from_hist
 
 # Fields never used to split panels: they identify the series, or only affect guards.
 _NOT_PANEL = ("mechanism", "seed", "max_cycles", "no_progress_cycles")
 
 
 def harmonic_mean(values) -> float:
-    """Harmonic mean of positive values (NaN if none): the mean seed 001 uses for speedups."""
+    """Harmonic mean of positive values (NaN if none): the mean ElTantawy et al. 2014 uses for speedups."""
     v = np.asarray(values, dtype=np.float64)
     v = v[np.isfinite(v)]
     if v.size == 0 or np.any(v <= 0):
@@ -53,8 +55,6 @@ def _fmt(v) -> str:
 
 def mechanisms_in_order(df) -> list:
     """Mechanisms in registry order (the DESIGN table order), unknown names last."""
-    from ..sim.config import MECHANISMS
-
     present = list(dict.fromkeys(df["mechanism"]))
     return [m for m in MECHANISMS if m in present] + [m for m in present if m not in MECHANISMS]
 
@@ -71,7 +71,7 @@ def series_label(row) -> str:
 def pivot(df, value: str, mean: str = "harmonic"):
     """traces x mechanism table of ``value`` (mean over duplicates), plus a final mean row.
 
-    ``mean`` is ``"harmonic"`` (speedups, seed 001) or ``"arithmetic"`` (utilisations, fractions).
+    ``mean`` is ``"harmonic"`` (speedups, ElTantawy et al. 2014) or ``"arithmetic"`` (utilisations, fractions).
     Columns are series labels (``mp``, ``sps&HWS``...), rows trace names then ``HM``/``AM``.
     """
     import pandas as pd
@@ -104,7 +104,7 @@ def idle_fraction(df) -> np.ndarray:
 
 
 def occupancy_bins(hist: np.ndarray, n_bins: int = 8) -> tuple:
-    """Seed 003 Fig. 1.1: fraction of issued warp instructions by active threads, in equal bins.
+    """Jin 2012 Fig. 1.1: fraction of issued warp instructions by active threads, in equal bins.
 
     ``hist[k]`` counts warp instructions issued with k active threads (k = 0..warp_size).
     Returns ``(labels, fractions)``: bins of ``warp_size / n_bins`` threads ("1-4", ..., "29-32").
@@ -129,7 +129,7 @@ def quarter_fractions(hist: np.ndarray) -> np.ndarray:
 
 
 def hws_comparison(df) -> Optional["object"]:
-    """Seed 003 Fig. 6.3: per trace and mechanism, Eq. 6.1's estimate next to the measured HWS speedup.
+    """Jin 2012 Fig. 6.3: per trace and mechanism, Eq. 6.1's estimate next to the measured HWS speedup.
 
     The measured speedup pairs each ``hws=false`` row with the ``hws=true`` row of the same trace
     and other config; the estimate comes from the ``hws=false`` row's quarter-warp histogram
@@ -140,10 +140,6 @@ def hws_comparison(df) -> Optional["object"]:
 
     if "quarter_hist" not in df.columns or "hws" not in df.columns:
         return None
-    try:
-        from ..sim.hws import estimate_from_hist
-    except ImportError:  # the HWS module is optional for reports
-        estimate_from_hist = None
     plain = df[~df["hws"].astype(bool)]
     keys = ["trace_id"] + [c for c in CONFIG_COLUMNS if c != "hws"]
     hws_rows = df[df["hws"].astype(bool)][keys + ["cycles"]].rename(columns={"cycles": "hws_cycles"})
@@ -154,7 +150,7 @@ def hws_comparison(df) -> Optional["object"]:
         if q.size < 3:  # one quarter per warp: nothing to scale
             continue
         estimate = np.nan
-        if estimate_from_hist is not None and q[1:].sum() > 0 and q[0] == 0:
+        if q[1:].sum() > 0 and q[0] == 0:
             estimate = estimate_from_hist(q)
         measured = r["cycles"] / r["hws_cycles"] if np.isfinite(r.get("hws_cycles", np.nan)) and r["hws_cycles"] else np.nan
         rows.append({"trace": r["trace"], "mechanism": r["mechanism"], "warp_size": r["warp_size"],

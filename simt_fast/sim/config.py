@@ -15,20 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from .._text import decode_utf8
+from .mechanisms import BY_NAME, HWS_NAMES, MAJORITY_NAMES, NAMES
 
-MECHANISMS = (
-    "serial",
-    "sps",
-    "dps",
-    "mp",
-    "mp-oer",
-    "dwf",
-    "en-dwf",
-    "tbc",
-    "stackless",
-    "frontier",
-    "mimd",
-)
+MECHANISMS = NAMES  # (the table in sim/mechanisms.py)
 ISSUE_POLICIES = ("auto", "lrr", "gto", "majority")
 # L1 write policies (docs/memory.md): GPGPU-Sim's Fermi L1 (global stores evict, local stores write
 # back) or a write-through L1; neither allocates on a write miss
@@ -176,7 +165,7 @@ class SimConfig:
         one sweep or `run` can compare stack mechanisms and DWF each as published."""
         if self.issue_policy != "auto":
             return self.issue_policy
-        return "majority" if self.mechanism in ("dwf", "en-dwf") else "lrr"
+        return "majority" if self.mechanism in MAJORITY_NAMES else "lrr"
 
     def latency(self, name: str) -> int:
         """Latency of an op-class field name (``global``, ``shared``…), honouring perfect_memory."""
@@ -201,6 +190,43 @@ class SimConfig:
             else:
                 lines.append(f"{k} = {v}")
         return "\n".join(lines) + "\n"
+
+
+def check_config(config: SimConfig) -> None:
+    """The combinations of mechanism and switches that no kernel runs, refused in one sentence each
+    (at run time, not when a config is built: a sweep grid may name them and exclude them)."""
+    m = config.mechanism
+    if config.hws and m not in HWS_NAMES:
+        raise ConfigError(
+            f"config field 'hws' = true is defined for {', '.join(HWS_NAMES)} only, not for '{m}' "
+            f"(seed 003 squeezes a warp's quarter-warps; see docs/hws.md)"
+        )
+    if config.hws_sync_sms and not config.hws:
+        raise ConfigError("config field 'hws_sync_sms' = true needs hws = true")
+    if m == "en-dwf" or (BY_NAME[m].family == "formation" and config.hws):
+        if config.warp_size % config.simd_width and config.simd_width < config.warp_size:
+            raise ConfigError(
+                f"config field 'simd_width' = {config.simd_width} must divide warp_size = {config.warp_size} "
+                f"for {m} (threads move between quarters of one lane)"
+            )
+    if m not in MAJORITY_NAMES and config.effective_issue_policy == "majority":
+        # majority scheduling picks a PC in DWF's per-SM warp pool; the other mechanisms have none
+        raise ConfigError(
+            f"config field 'issue_policy' = 'majority' applies to {'/'.join(MAJORITY_NAMES)}, not to '{m}' "
+            f"(use auto, lrr or gto)"
+        )
+
+
+def cta_limit(config: SimConfig, threads_per_cta: int) -> int:
+    """CTAs one SM holds at once: ``max_ctas_per_sm``, fewer if their warps exceed ``max_warps_per_sm``."""
+    wpc = -(-threads_per_cta // config.warp_size)
+    lim = min(config.max_ctas_per_sm, config.max_warps_per_sm // wpc)
+    if lim < 1:
+        raise ConfigError(
+            f"config field 'max_warps_per_sm' = {config.max_warps_per_sm} cannot hold one CTA of {threads_per_cta} "
+            f"threads ({wpc} warps of {config.warp_size})"
+        )
+    return lim
 
 
 FIELD_TYPES = {f.name: f.type for f in fields(SimConfig)}

@@ -38,6 +38,41 @@ SCALAR_STATS = (
 # Histogram stats (1-D integer arrays).
 HIST_STATS = ("occupancy_hist", "quarter_hist")
 
+# ---- the kernels' counter vector ``g`` (int64), one layout for both cycle loops ----------------
+# The counted stats first (the ratios are derived by `Stats.finalize`), then the run's state.
+G_CYCLES = 0
+G_WARP_INSTS = 1
+G_THREAD_INSTS = 2
+G_IDLE = 3
+G_MAX_SPLITS = 4
+G_MAX_STACK = 5
+G_MAX_ST = 6
+G_MAX_RT = 7
+G_MERGES = 8
+G_LANE_CONFLICTS = 9
+G_EARLY = 10
+G_BARWAIT = 11
+G_EXPANDED = 12
+G_ERR = 13  # the error that ended the run (`sim.visits` ERR_*), 0 = none
+G_ERR_CYCLE = 14
+G_ERR_WARP = 15  # the warp blamed (or, for a bad path step, the thread); -1: none
+G_ERR_BLK = 16
+G_ERR_OFF = 17
+G_ERR_NEXT = 18  # a bad path step's next block
+G_NEVENTS = 19  # rows written to the event buffer
+G_EV_OVERFLOW = 20  # 1: the event buffer filled up
+G_VKEY = 21  # the running visit, (cycle + 1) * (n_sms + 1) + SM + 1; event rows carry it (`sim.events`)
+G_AGE = 22  # next warp age (dispatch or creation order)
+G_EPOCH = 23  # core: next divergence epoch (expanded_insts)
+G_NREL = 24  # formation: CTAs queued for a barrier release
+G_EXITS = 25  # formation: threads exited so far
+G_N = 26  # then one per SM: formation's next warp id on that SM (g[G_N + sm])
+
+_COUNTED = {"cycles": G_CYCLES, "warp_insts": G_WARP_INSTS, "thread_insts": G_THREAD_INSTS, "idle_cycles": G_IDLE,
+            "max_splits": G_MAX_SPLITS, "max_stack_depth": G_MAX_STACK, "max_st": G_MAX_ST, "max_rt": G_MAX_RT,
+            "merges": G_MERGES, "lane_conflicts": G_LANE_CONFLICTS, "early_reconvergences": G_EARLY,
+            "barrier_wait_cycles": G_BARWAIT, "expanded_insts": G_EXPANDED}
+
 
 @dataclass
 class Stats:
@@ -81,6 +116,13 @@ class Stats:
             v = getattr(self, f.name)
             out[f.name] = v.tolist() if isinstance(v, np.ndarray) else v
         return out
+
+    @classmethod
+    def from_counters(cls, g, occupancy_hist, quarter_hist, warp_size: int) -> "Stats":
+        """The stats of a kernel run: counter vector ``g`` (the G_* layout) and the two histograms."""
+        return cls(**{name: int(g[i]) for name, i in _COUNTED.items()},
+                   occupancy_hist=np.array(occupancy_hist, np.int64),
+                   quarter_hist=np.array(quarter_hist, np.int64)).finalize(warp_size)
 
     @classmethod
     def from_dict(cls, d: dict) -> "Stats":

@@ -1,26 +1,33 @@
-"""The visit order shared by the timing core and the formation kernel (docs/core.md, *Visit order*).
+"""The machine rules both cycle loops share (docs/core.md, *Visit order*): which SM runs next, the
+errors, idle cycles, the thesis' all-SM warp-size synchronisation.
 
-A visit is one SM at one cycle. Both kernels' `_run` loops choose their next visit here, in one of
-two orders that simulate the same machine: SM-major (one SM runs until it frees a CTA slot that a
+A visit is one SM at one cycle. Both kernels' loops choose their next visit here, in one of two
+orders that simulate the same machine: SM-major (one SM runs until it frees a CTA slot that a
 waiting CTA needs, then the earliest such stop takes the CTAs) or cycle-major (every SM's visit of
 cycle t before any of cycle t + 1, SMs in index order).
 """
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numpy as np
 
-from .mech._tables import inline_helper
+from .._jit import helper
+from .stats import G_CYCLES
 
-NEVER = np.int64(1) << 62  # the kernels' INF: no next visit, not stopped
+NEVER = np.int64(1) << 62  # no next visit, not stopped, never ready
 
-# the machine's errors (both kernels' G_ERR codes)
+# the machine's errors (G_ERR)
 ERR_DEADLOCK = 1  # nothing can ever issue again (e.g. a barrier some threads can never reach)
 ERR_NO_PROGRESS = 2
 ERR_MAX_CYCLES = 3
+ERR_TABLE_OVERFLOW = 4  # a mechanism's reconvergence state outgrew its table
+ERR_BAD_EDGE = 5  # a path step that is not a CFG edge
+ERR_REPLAY = 6  # an SM-major run met a case only the cycle-major order decides: `simulate` replays it
 
 
-@inline_helper
+@helper
 def sm_major_next(sm, sm_res, stop_t, sm_next):
     """The SM-major choice after a visit of ``sm`` (-1: none yet): the same SM while it holds CTAs
     and has not stopped; else the lowest SM not yet run to a stop; else the earliest stop (lowest
@@ -42,7 +49,7 @@ def sm_major_next(sm, sm_res, stop_t, sm_next):
     return first_stop, t, True
 
 
-@inline_helper
+@helper
 def cycle_major_next(sm_res, sm_next):
     """The cycle-major choice: the SM holding CTAs with the earliest next visit, lowest index first
     (-1: none holds CTAs). A visit moves its SM's next visit past the current cycle, so this walks
@@ -54,7 +61,7 @@ def cycle_major_next(sm_res, sm_next):
     return nxt
 
 
-@inline_helper
+@helper
 def cycle_major_error(nxt_t, now, last_progress, no_progress, max_cycles):
     """The machine's error when every visit of cycle ``now`` is done and the next is at ``nxt_t``:
     (code, cycle), code 0 when it goes on. Deadlock and no progress are reported at ``now``,
@@ -66,3 +73,86 @@ def cycle_major_error(nxt_t, now, last_progress, no_progress, max_cycles):
     if nxt_t > max_cycles:
         return ERR_MAX_CYCLES, nxt_t
     return 0, now
+
+
+@helper
+def sm_must_replay(sm_res, nt, last_progress, no_progress, max_cycles):
+    """SM-major: after a visit, an SM that holds CTAs and could stall for good, go ``no_progress``
+    cycles without progress or pass ``max_cycles`` by its next visit ``nt`` ends the run for the
+    cycle-major replay (the SM alone cannot tell what the machine reports: its last progress is no
+    later than the machine's, so this catches every no-progress error, and more)."""
+    return sm_res > 0 and (nt >= NEVER or nt - last_progress > no_progress or nt > max_cycles)
+
+
+@helper
+def idle_since(simd_free, sm, since, now):
+    """Idle SM-cycles from ``since`` (the cycle after the SM's last visit) to ``now`` (excluded):
+    nothing could issue there, so each cycle at or after its SIMD units drained was idle (counted at
+    the next visit rather than cycle by cycle). An SM-cycle is idle when no SIMD unit of the SM
+    issues or still executes a warp (docs/DESIGN.md §8)."""
+    busy_until = since
+    for k in range(simd_free.shape[1]):
+        if simd_free[sm, k] > busy_until:
+            busy_until = simd_free[sm, k]
+    return now - busy_until if now > busy_until else 0
+
+
+@helper
+def simd_idle(simd_free, sm, now):
+    """A visit without an issue is an idle cycle when every SIMD unit of the SM has drained."""
+    for k in range(simd_free.shape[1]):
+        if simd_free[sm, k] > now:
+            return False
+    return True
+
+
+@helper
+def sync_widths(simd_free, iss_lat, now, g):
+    """hws_sync_sms (the thesis simulator, seed 003 §4.2 step 3), at the end of cycle ``now``: every
+    warp issued in it, on any SM, takes the largest warp size among them. ``iss_lat[sm, k]`` is
+    latency + 1 of scheduler k's issue this cycle (0: none); it is cleared."""
+    widest = 0
+    for sm in range(iss_lat.shape[0]):
+        for k in range(iss_lat.shape[1]):
+            if iss_lat[sm, k] > 0 and simd_free[sm, k] - now > widest:
+                widest = simd_free[sm, k] - now
+    for sm in range(iss_lat.shape[0]):
+        for k in range(iss_lat.shape[1]):
+            if iss_lat[sm, k] > 0:
+                simd_free[sm, k] = now + widest
+                done_t = now + (iss_lat[sm, k] - 1 if iss_lat[sm, k] - 1 > widest else widest)
+                if done_t > g[G_CYCLES]:
+                    g[G_CYCLES] = done_t
+                iss_lat[sm, k] = 0
+
+
+# ------------------------------------------------------------------------------------------------
+# the machine's state, the same for both cycle loops (allocated in Python, filled by the kernels)
+# ------------------------------------------------------------------------------------------------
+Machine = namedtuple("Machine", [
+    "simd_free",  # [n_sms, n_sched]: the cycle each SIMD unit is free again
+    "iss_lat",  # [n_sms, n_sched]: hws_sync_sms: latency + 1 of this cycle's issue (0: none)
+    "sm_next",  # [n_sms]: each SM's next visit (NEVER: none)
+    "sm_res",  # [n_sms]: CTAs resident
+    "sm_lp",  # [n_sms]: each SM's last progress (issue or CTA completion)
+    "stop_t",  # [n_sms]: SM-major: the cycle an SM stopped at (NEVER: not stopped)
+    "seen",  # [n_sms]: idle cycles are counted up to here (the cycle after its last visit)
+    "pend",  # bool [n_sms, cta_lim]: freed CTA slots waiting for the next CTAs
+    "res_cta",  # [n_sms, cta_lim]: the CTA in each slot (-1: none)
+    "cta_live",  # [n_ctas]: threads of each CTA not yet exited
+    "cta_arr",  # [n_ctas]: threads waiting at the CTA's bar.sync
+    "pos",  # [n_threads]: each thread's position in its path
+])
+
+
+def machine_state(p) -> Machine:
+    n_sms, n_sched = p.n_sms, p.n_sched
+    n_threads = p.n_ctas * p.tpc
+    return Machine(
+        simd_free=np.zeros((n_sms, n_sched), np.int64), iss_lat=np.zeros((n_sms, n_sched), np.int64),
+        sm_next=np.zeros(n_sms, np.int64), sm_res=np.zeros(n_sms, np.int64), sm_lp=np.zeros(n_sms, np.int64),
+        stop_t=np.full(n_sms, NEVER, np.int64), seen=np.zeros(n_sms, np.int64),
+        pend=np.zeros((n_sms, p.cta_lim), np.bool_), res_cta=np.full((n_sms, p.cta_lim), -1, np.int64),
+        cta_live=np.zeros(p.n_ctas, np.int64), cta_arr=np.zeros(p.n_ctas, np.int64),
+        pos=np.zeros(n_threads, np.int64),
+    )

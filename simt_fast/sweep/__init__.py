@@ -15,14 +15,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
 
+from .. import results, sim
+from ..sim.config import ConfigError
+from ..trace.model import Trace
+from .analyses import run_analyses as analyse
 from .points import Point, expand, parse_shard, point_id, select_shard
 from .runner import SweepOutcome, default_jobs, run_points
-from .spec import SweepError, SweepSpec, TraceSource, load_sweep, load_sweeps, parse_sweep
+from .spec import (SweepError, SweepSpec, TraceSource, _line_of, load_sweep, load_sweeps, parse_sweep,
+                   read_sweep_text)
 from .traces import default_cache_dir, resolve_traces
 
 __all__ = ["Point", "StudyPlan", "SweepError", "SweepOutcome", "SweepSpec", "TraceSource", "default_cache_dir",
            "default_jobs", "expand", "load_sweep", "load_sweeps", "parse_shard", "parse_sweep", "plan",
-           "plan_studies", "point_id", "resolve_traces", "run_analyses", "run_points", "run_sweep", "select_shard"]
+           "plan_studies", "point_id", "read_sweep_text", "resolve_traces", "run_analyses", "run_points", "run_sweep",
+           "select_shard"]
 
 
 def plan(spec: SweepSpec, cache_dir=None, shard: Optional[tuple] = None, on_trace=None,
@@ -86,9 +92,6 @@ def plan_studies(specs: list, cache_dir=None, shard: Optional[tuple] = None, on_
 
 def run_analyses(plan: StudyPlan, out, on_analysis: Optional[Callable[[str], None]] = None) -> dict:
     """Run the planned per-trace analyses that ``out`` does not hold yet; returns them keyed by trace id."""
-    from .. import results
-    from .analyses import run_analyses as analyse
-
     stored = results.analyses(out) if Path(out).exists() else {}
     new = {}
     for digest, source, path, names in plan.analyses:
@@ -105,11 +108,6 @@ def run_analyses(plan: StudyPlan, out, on_analysis: Optional[Callable[[str], Non
 
 def check_configs(spec: SweepSpec, points: list, allow_digest_mismatch: bool = False) -> None:
     """Run the timing core's own config/trace checks (``simt_fast.sim.prepare``) once per config."""
-    from .. import sim
-    from ..sim.config import ConfigError
-    from ..trace.model import Trace
-    from .spec import _line_of
-
     prepare = getattr(sim, "prepare", None)
     if prepare is None:
         return
@@ -142,6 +140,6 @@ def run_sweep(sweep_file, out, *, jobs: Optional[int] = None, dask: Optional[str
     planned = plan_studies(specs, cache_dir, shard, allow_digest_mismatch=allow_digest_mismatch)
     kw = {} if simulate is None else {"simulate": simulate}
     return run_points(planned.points, out, jobs=jobs, dask=dask, dask_processes=dask_processes, progress=progress,
-                      baseline=planned.baseline, sweep_text=Path(sweep_file).read_text(), command=command,
+                      baseline=planned.baseline, sweep_text=read_sweep_text(sweep_file), command=command,
                       studies=planned.studies, analyses=run_analyses(planned, out),
                       allow_digest_mismatch=allow_digest_mismatch, **kw)

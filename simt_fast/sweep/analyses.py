@@ -1,23 +1,23 @@
 """Per-trace analyses a sweep stores beside its timing points (``analyses = [...]`` in a sweep file).
 
-The compiler-side statistics of seed 002 (Wu et al., unstructured control flow) and seed 004 (Lee
+The compiler-side statistics of Wu et al. 2012 (Wu et al., unstructured control flow) and Lee et al. 2013 (Lee
 et al., convergence and scalarization) are properties of a kernel and of the paths its threads took,
 not of a machine configuration, so a sweep computes them once per trace and the results file keeps
 them under its ``analyses`` attribute (docs/DESIGN.md §6). Each analysis maps a trace and the
 built-in workload it was recorded from to a flat dict of numbers; the names below are what
 published claims refer to (``metric = "scalarize.thread_ops_saving_pct_w4"``).
 
-* ``structurize`` — seed 002 Table 2 for the workload's PTX: ``branch_instructions``, ``cuts``,
+* ``structurize`` — Wu et al. 2012 Table 2 for the workload's PTX: ``branch_instructions``, ``cuts``,
   ``forward_copies``, ``backward_copies``, ``old_code_size``, ``new_code_size``,
   ``static_expansion_pct``, ``unstructured`` (1 when any transformation was needed: Table 1's count).
-* ``expansion`` — seed 002 Table 3 under IPDOM with warps of 32: ``upper_limit_pct`` (warp
+* ``expansion`` — Wu et al. 2012 Table 3 under IPDOM with warps of 32: ``upper_limit_pct`` (warp
   instructions a diverged warp issues inside an expansion-prone region, over all IPDOM warp
-  instructions; :mod:`simt_fast.ir.expansion`) and ``expansion_branches``.
-* ``scalarize`` — seed 004 Figs. 5–6 (:mod:`simt_fast.ir.scalarize_dynamic`): ``static_scalar_pct``,
+  instructions; :mod:`simt_fast.dynamic.expansion`) and ``expansion_branches``.
+* ``scalarize`` — Lee et al. 2013 Figs. 5–6 (:mod:`simt_fast.dynamic.scalarize`): ``static_scalar_pct``,
   ``reg_saving_pct_w{4,32}`` (registers per warp), and per warp size 4 and 32 the savings against the
   unscalarized baseline of ``thread_ops``, ``reg_access`` (reads + writes), ``mem_addresses`` and
   ``mem_data`` (``..._saving_pct_w4`` ...).
-* ``convergence`` — seed 004 Fig. 4 with warps of 4: the share of thread instructions executed in
+* ``convergence`` — Lee et al. 2013 Fig. 4 with warps of 4: the share of thread instructions executed in
   blocks the compiler proves convergent, with structure-only analysis (``ca_pct``), with variance
   analysis (``ca_va_pct``), with the early-exit rule too (``ca_va_exit_pct``), and adding the
   instructions a warp issued with all its live threads anyway (``dynamic_pct``: what dynamic
@@ -33,25 +33,28 @@ from typing import Callable
 
 import numpy as np
 
+from .. import workloads
+from ..dynamic.expansion import expansion_branches, ipdom_replay
+from ..dynamic.scalarize import dynamic_stats, facts_for_trace, static_stats
+from ..emu import load_kernel
+from ..ir import parse_ptx
+from ..ir.convergence import analyze_convergence
+from ..ir.structurize import structurize_module
 from ..trace.model import Trace
 
 REPLAY_WARPS = (4, 32)
 
 
 def _structurize(trace: Trace, workload) -> dict:
-    from ..ir import parse_ptx
-    from ..ir.structurize import structurize_module
-
     _, stats = structurize_module(parse_ptx(workload.ptx_path))
     d = stats.to_dict()
     d.pop("transform_ms", None)  # wall time: not a property of the kernel
-    d["unstructured"] = int(stats.cuts + stats.forward_copies + stats.backward_copies > 0)
+    d["unstructured"] = int(stats.cuts + stats.forward_copies + stats.backward_copies + stats.guards
+                            + stats.entry_dispatches > 0)
     return d
 
 
 def _expansion(trace: Trace, workload) -> dict:
-    from ..ir.expansion import expansion_branches, ipdom_replay
-
     flags = expansion_branches(trace)
     counts = ipdom_replay(trace, 32, flags)
     pct = 100.0 * counts.upper_limit / counts.warp_insts if counts.warp_insts else 0.0
@@ -64,8 +67,6 @@ def _saving(base: float, value: float) -> float:
 
 
 def _scalarize(trace: Trace, workload) -> dict:
-    from ..ir.scalarize_dynamic import dynamic_stats, facts_for_trace, static_stats
-
     facts = facts_for_trace(trace, workload.ptx_path, workload.kernel)
     static = static_stats(facts, REPLAY_WARPS)
     dynamic = dynamic_stats(trace, facts, REPLAY_WARPS)
@@ -83,11 +84,6 @@ def _scalarize(trace: Trace, workload) -> dict:
 
 
 def _convergence(trace: Trace, workload) -> dict:
-    from ..emu.launch import load_kernel
-    from ..ir.convergence import analyze_convergence
-    from ..ir.expansion import ipdom_replay
-    from ..ir.scalarize_dynamic import facts_for_trace
-
     facts_for_trace(trace, workload.ptx_path, workload.kernel)  # refuses a trace of another kernel
     kern = load_kernel(workload.ptx_path, workload.kernel)
     counts = ipdom_replay(trace, 4)
@@ -106,8 +102,9 @@ def _convergence(trace: Trace, workload) -> dict:
 
 # The numbers each analysis returns (claim files name them; tests check the functions return these).
 FIELDS = {
-    "structurize": ("branch_instructions", "cuts", "forward_copies", "backward_copies", "old_code_size",
-                    "new_code_size", "static_expansion_pct", "unstructured"),
+    "structurize": ("branch_instructions", "cuts", "forward_copies", "backward_copies", "guards",
+                    "entry_dispatches", "copied_code", "old_code_size", "new_code_size", "static_expansion_pct",
+                    "growth", "max_growth", "unstructured"),
     "expansion": ("expansion_branches", "upper_limit", "warp_insts", "upper_limit_pct"),
     "scalarize": ("static_scalar_pct",) + tuple(
         f"{name}_w{w}" for w in REPLAY_WARPS for name in ("reg_saving_pct", "thread_ops_saving_pct",
@@ -125,8 +122,6 @@ ANALYSES: dict[str, Callable[[Trace, object], dict]] = {
 
 
 def _workload(name: str):
-    from .. import workloads
-
     return workloads.get(name)
 
 

@@ -44,7 +44,8 @@ from pathlib import Path
 from typing import Any, Optional
 
 from .._text import decode_utf8
-from ..sim.config import FIELD_TYPES, ConfigError, SimConfig, coerce, from_dict, load_config
+from .. import workloads as builtin_workloads
+from ..sim.config import FIELD_TYPES, MECHANISMS, ConfigError, SimConfig, coerce, from_dict, load_config
 
 TOP_KEYS = ("name", "description", "base", "baseline", "size", "seed", "traces", "workloads", "config", "grid",
             "exclude", "analyses")
@@ -151,15 +152,21 @@ class _Ctx:
         raise SweepError(f"{where}: {message}")
 
 
-def load_sweep(path, *, mechanisms_available: Optional[list] = None) -> SweepSpec:
-    """Parse and fully validate a sweep file (raises SweepError naming file, line and key)."""
+def read_sweep_text(path) -> str:
+    """A sweep or suite file's text; a missing file or bytes that are not UTF-8 are one SweepError."""
     p = Path(path)
     if not p.is_file():
         raise SweepError(f"sweep file {path} does not exist")
     try:
-        text = decode_utf8(p.read_bytes(), str(path), "a sweep file (TOML text)")
+        return decode_utf8(p.read_bytes(), str(path), "a sweep file (TOML text)")
     except ValueError as e:
         raise SweepError(str(e)) from None
+
+
+def load_sweep(path, *, mechanisms_available: Optional[list] = None) -> SweepSpec:
+    """Parse and fully validate a sweep file (raises SweepError naming file, line and key)."""
+    p = Path(path)
+    text = read_sweep_text(p)
     return parse_sweep(text, str(path), base_dir=p.resolve().parent, mechanisms_available=mechanisms_available)
 
 
@@ -169,9 +176,7 @@ def load_sweeps(path, *, mechanisms_available: Optional[list] = None) -> list:
     A suite's studies are sweep files named relative to the suite; their names must differ (they
     label the studies in the results file)."""
     p = Path(path)
-    if not p.is_file():
-        raise SweepError(f"sweep file {path} does not exist")
-    text = p.read_text()
+    text = read_sweep_text(p)
     ctx = _Ctx(str(path), text)
     try:
         data = tomllib.loads(text)
@@ -363,7 +368,6 @@ def _field_value(ctx: _Ctx, section: Optional[str], key: str, value: Any, occurr
     try:
         value = coerce(key, value, source="sweep")
         if key == "mechanism":
-            from ..sim.config import MECHANISMS
 
             if value not in MECHANISMS:
                 raise ConfigError(f"'{value}' is not a mechanism{_closest(value, MECHANISMS)} "
@@ -405,15 +409,11 @@ def _trace_sources(ctx: _Ctx, data: dict, base_dir: Path) -> list:
 
     workloads = data.get("workloads", [])
     if workloads == "all" or workloads == ["all"]:
-        from .. import workloads as registry
-
-        workloads = list(registry.names())
+        workloads = list(builtin_workloads.names())
     if not isinstance(workloads, list):
         ctx.fail("'workloads' must be a list of names or {name, size, seed} tables, or \"all\"", None, "workloads")
     if workloads:
-        from .. import workloads as registry
-
-        known = list(registry.names())
+        known = list(builtin_workloads.names())
     for entry in workloads:
         if isinstance(entry, str):
             entry = {"name": entry}
@@ -428,7 +428,7 @@ def _trace_sources(ctx: _Ctx, data: dict, base_dir: Path) -> list:
             ctx.fail(f"workload '{wname}' does not exist{_closest(str(wname), known)} (workloads: "
                      f"{', '.join(known)})", None, "workloads")
         size = entry.get("size", default_size)
-        sizes = registry.get(wname).sizes
+        sizes = builtin_workloads.get(wname).sizes
         if size not in sizes:
             ctx.fail(f"workload '{wname}' has no size '{size}' (sizes: {', '.join(sizes)})", None, "workloads")
         seed = entry.get("seed", default_seed)

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from .. import __version__
+from .. import emu, workloads
 from ..trace.model import Trace, TraceError
 from ..trace.validate import require_valid
 from .spec import SweepError, TraceSource
@@ -89,8 +90,6 @@ def _producer_digest() -> str:
 
 
 def workload_cache_key(name: str, size: str, seed: int, record_mem: bool = True) -> str:
-    from .. import workloads
-
     wl = workloads.get(name)
     h = hashlib.sha256()
     h.update(f"simt-fast/trace-cache/2;{__version__};{_producer_digest()};{name};{wl.kernel};{size};{seed};".encode())
@@ -108,7 +107,6 @@ def trace_workload(name: str, size: str, seed: int, out: Path, record_mem: bool 
     """Emulate a built-in workload, check its outputs against numpy, write its trace to ``out``.
 
     The trace holds every memory access's address (/mem) unless ``record_mem`` is False."""
-    from .. import emu, workloads
 
     wl = workloads.get(name)
     spec = wl.launch_spec(size, seed=seed)

@@ -13,7 +13,7 @@ def _warm() -> None:
     try:
         from ..sim import registry, simulate
         from ..sim.config import SimConfig
-        from ..trace.synthetic import synthetic
+        from ..trace.synth import synthetic
 
         trace = synthetic(4, 8, seed=0, warp_size=4)
         names = registry.names()

@@ -4,12 +4,13 @@
   ``trace.digest()``;
 * :class:`TraceWriter` — streaming writer (CTA batches, atomic rename on close);
 * :func:`validate` — every invariant, one-sentence :class:`TraceError` on the first broken one;
-* :func:`synthetic` — random valid traces (and ``synthetic.traces()``, a hypothesis strategy).
+* :func:`synthetic` — random valid traces; :func:`synthetic_traces`, a hypothesis strategy of them
+  (module :mod:`.synth`).
 """
 
 from .io import TraceWriter
 from .model import SCHEMA, Trace, TraceError
-from .synthetic import synthetic
+from .synth import synthetic, traces as synthetic_traces
 from .validate import validate
 
-__all__ = ["SCHEMA", "Trace", "TraceError", "TraceWriter", "validate", "synthetic"]
+__all__ = ["SCHEMA", "Trace", "TraceError", "TraceWriter", "validate", "synthetic", "synthetic_traces"]

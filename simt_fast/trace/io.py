@@ -25,13 +25,14 @@ import os
 import re
 import secrets
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Mapping, Optional
 
 import h5py
 import numpy as np
 
 from .. import _storage
-from .model import MEM_FORMAT, SCHEMA, SCHEMA_MAJOR, Trace, TraceError
+from .schema import MEM_FORMAT, SCHEMA, SCHEMA_MAJOR, TraceError
 
 # Root attributes the format owns; anything else on the root is a free-form Trace.attrs entry.
 HEADER_ATTRS = ("schema", "kernel", "grid", "block", "source_sha256", "simt_fast_version", "created", "digest")
@@ -403,7 +404,7 @@ class TraceWriter:
         return False
 
 
-def save(trace: Trace, path) -> Path:
+def save(trace, path) -> Path:
     """Write ``trace`` to ``path`` (one batch through :class:`TraceWriter`)."""
     cfg = {k: getattr(trace, k) for k in (*CFG_FIELDS, *INSTR_FIELDS, *STRING_FIELDS, *MEM_INSTR_FIELDS)}
     with_mem = trace.mem_ptr is not None or trace.mem_addr is not None
@@ -519,8 +520,9 @@ def digest_mismatch(name: str, stored: str, actual: str) -> str:
             f"modified after it was written; re-generate it, or allow it explicitly (--allow-digest-mismatch)")
 
 
-def load(path, *, allow_digest_mismatch: bool = False) -> Trace:
-    """Read a trace file; structural errors (schema, missing data, corruption) raise TraceError.
+def read_fields(path, *, allow_digest_mismatch: bool = False) -> dict:
+    """Read a trace file into the keyword arguments of :class:`simt_fast.trace.model.Trace` (what
+    ``Trace.load`` builds); structural errors (schema, missing data, corruption) raise TraceError.
 
     A file whose stored ``digest`` does not match its content was changed after it was written
     (an edit, or damage HDF5's checksums did not catch) and is refused unless
@@ -528,16 +530,16 @@ def load(path, *, allow_digest_mismatch: bool = False) -> Trace:
     :func:`simt_fast.trace.validate`'s job.
     """
     name = str(path)
-    trace, stored = _read(path, name)
+    fields, stored = _read(path, name)
     if stored and not allow_digest_mismatch:
-        actual = digest(trace)
+        actual = digest(SimpleNamespace(**fields))
         if actual != stored:
             raise TraceError(digest_mismatch(name, stored, actual))
-    return trace
+    return fields
 
 
 def _read(path, name: str) -> tuple:
-    """(Trace, stored digest or "") of a trace file."""
+    """(Trace fields, stored digest or "") of a trace file."""
     f = open_checked(path)
     try:
         with f:
@@ -566,7 +568,7 @@ def _read(path, name: str) -> tuple:
                 mem_format = str(_from_attr(f["mem"].attrs.get("format", "")))
             extra = {k: _from_attr(v) for k, v in a.items() if k not in HEADER_ATTRS}
             stored = str(_from_attr(a.get("digest", "")) or "")
-            return Trace(
+            return dict(
                 kernel=str(_from_attr(a["kernel"])),
                 grid=_triple("grid", a["grid"]),
                 block=_triple("block", a["block"]),
@@ -655,7 +657,7 @@ class _ContentHash:
         return top.hexdigest()
 
 
-def digest(trace: Trace) -> str:
+def digest(trace) -> str:
     """Stable sha256 of what a simulation sees: header identity + every array in canonical form.
 
     Independent of the file it came from, its creation time, compression, the simt-fast version
@@ -666,7 +668,7 @@ def digest(trace: Trace) -> str:
     for k in (*CFG_FIELDS, *INSTR_FIELDS):
         h.array(k, getattr(trace, k))
     for k in MEM_INSTR_FIELDS:
-        if getattr(trace, k) is not None:
+        if getattr(trace, k, None) is not None:
             h.array(k, getattr(trace, k))
     h.strings("label", trace.label)
     h.strings("text", trace.text)
@@ -682,4 +684,4 @@ def file_digest(path) -> str:
     """A trace file's digest without reading its paths when the writer stored it (else computed)."""
     header = read_header(path)
     stored = header.get("digest")
-    return str(stored) if stored else load(path).digest()
+    return str(stored) if stored else digest(SimpleNamespace(**read_fields(path)))

@@ -16,25 +16,9 @@ from typing import Optional
 
 import numpy as np
 
-SCHEMA = "simt-fast/trace/1"
-SCHEMA_MAJOR = 1
-
-# /mem layout (DESIGN §3): one address per memory instruction on a thread's path, in path order;
-# NO_ACCESS where the thread's guard predicate was false. A /mem group without this format tag is
-# the older global/shared-only layout, which the timing model cannot align with instructions.
-MEM_FORMAT = "per-instruction/1"
-NO_ACCESS = np.uint64(0xFFFF_FFFF_FFFF_FFFF)
-PARAM_TAG = np.uint64(1 << 40)  # ld.param offsets in the constant space, apart from __constant__ data
-
-# /instr/mem_kind values
-MEM_NONE = 0
-MEM_LOAD = 1
-MEM_STORE = 2
-MEM_ATOMIC = 3  # read-modify-write (atom, red)
-
-
-class TraceError(ValueError):
-    """A trace file or object that breaks an invariant; ``str(err)`` is one actionable sentence."""
+from . import io
+from .schema import (MEM_ATOMIC, MEM_FORMAT, MEM_LOAD, MEM_NONE, MEM_STORE, NO_ACCESS, PARAM_TAG, SCHEMA,  # noqa: F401
+                     SCHEMA_MAJOR, TraceError)
 
 
 @dataclass
@@ -115,24 +99,18 @@ class Trace:
         sizes = self.block_sizes()
         return int(sizes[self.path.astype(np.int64)].sum())
 
-    # ---- files (implemented in simt_fast.trace.io) ----------------------------------------
+    # ---- files (the format is simt_fast.trace.io's) -----------------------------------------
     @classmethod
     def load(cls, path, *, allow_digest_mismatch: bool = False) -> "Trace":
         """Read a trace file (HDF5, DESIGN §3); schema/structure problems raise TraceError, and so
         does a content that no longer matches the digest stored at writing, unless
         ``allow_digest_mismatch``."""
-        from .io import load
-
-        return load(path, allow_digest_mismatch=allow_digest_mismatch)
+        return cls(**io.read_fields(path, allow_digest_mismatch=allow_digest_mismatch))
 
     def save(self, path):
         """Write this trace to ``path`` atomically (temporary file + rename)."""
-        from .io import save
-
-        return save(self, path)
+        return io.save(self, path)
 
     def digest(self) -> str:
         """Stable sha256 over the header and arrays; identifies a trace in sweeps."""
-        from .io import digest
-
-        return digest(self)
+        return io.digest(self)

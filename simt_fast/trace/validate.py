@@ -22,7 +22,9 @@ from typing import Union
 
 import numpy as np
 
+from ..ir.graph import immediate_postdominators
 from ..ir.model import OpClass
+from .io import digest_mismatch, read_header
 from .model import MEM_ATOMIC, MEM_FORMAT, MEM_NONE, Trace, TraceError
 
 # op_class values of memory instructions: each has one /mem entry per execution (DESIGN §3)
@@ -49,10 +51,8 @@ def validate_file(path: Union[str, Path], *, name: str | None = None) -> Trace:
     The structure is checked before the stored digest, so a damaged file names its damage
     rather than only "modified after it was written".
     """
-    from .io import digest_mismatch, load, read_header
-
     name = name or str(path)
-    trace = load(path, allow_digest_mismatch=True)
+    trace = Trace.load(path, allow_digest_mismatch=True)
     _check_trace(trace, name)
     stored_digest = read_header(path).get("digest")
     if stored_digest:
@@ -219,8 +219,6 @@ def _check_cfg(trace: Trace, name: str) -> int:
         raise TraceError(f"{name}: 'ipdom' of block {b} is {ipdom[b]}, not another block in 0..{exit_block}")
 
     # The reconvergence point every IPDOM mechanism uses: it must be the CFG's, not merely in range.
-    from ..ir.graph import immediate_postdominators
-
     expected = immediate_postdominators(n_blocks, succ_ptr, succ_idx, exit_block)
     wrong = np.flatnonzero(expected != ipdom)
     if wrong.size:

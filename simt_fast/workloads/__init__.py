@@ -1,4 +1,4 @@
-"""The built-in benchmark kernels (seed 003 §5.3 and the seed 001/002 control-flow examples).
+"""The built-in benchmark kernels (Jin 2012 §5.3 and the ElTantawy et al. 2014 / Wu et al. 2012 control-flow examples).
 
 Each workload is a package ``simt_fast/workloads/<name>/`` holding ``kernel.cu`` (the CUDA
 source; its PTX, built by ``scripts/build_ptx.py`` at -O3 for compute_75, is committed under

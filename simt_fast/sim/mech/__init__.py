@@ -1,15 +1,17 @@
-"""Divergence mechanisms, one module each, behind ``simt_fast.sim.registry``.
+"""The core family's divergence mechanisms, one module each (the table: ``simt_fast.sim.mechanisms``).
 
-The integer codes below are what the numba core dispatches on (an int code plus small per-mechanism
-@jit functions: numba caches them with ``cache=True``, which first-class function arguments do not
-reliably allow). Later mechanisms (dwf, en-dwf, tbc, stackless) take the next codes.
+Each module holds its mechanism's rules as small numba functions on the per-warp tables
+(``_tables``); the core's cycle loop (``simt_fast.sim.core``) dispatches on the integer codes below,
+compile-time constants read from the table.
 """
 
-SERIAL = 0
-SPS = 1
-DPS = 2
-MP = 3
-MP_OER = 4
-FRONTIER = 5
-MIMD = 6
-STACKLESS = 10  # (7-9: dwf, en-dwf, tbc)
+from ..mechanisms import CODE
+
+SERIAL = CODE["serial"]
+SPS = CODE["sps"]
+DPS = CODE["dps"]
+MP = CODE["mp"]
+MP_OER = CODE["mp-oer"]
+FRONTIER = CODE["frontier"]
+MIMD = CODE["mimd"]
+STACKLESS = CODE["stackless"]

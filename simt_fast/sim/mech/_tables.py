@@ -11,15 +11,7 @@ the same order, so both models make identical choices.
 
 import numpy as np
 
-from ..._jit import jit
-
-# Helpers called from the core's hot loop are compiled without the numba runtime (NRT): they never
-# allocate, and without NRT a call does not incref/decref every array argument — which otherwise
-# costs ~25 ns per array per call (measured: a 30-array call 750 ns vs 4 ns).
-helper = jit(_nrt=False)
-# The few helpers every block end calls are also inlined at numba-IR level: a call passes each array
-# argument's data pointer, shape and strides on the stack (measured: ~10% of the issue path).
-inline_helper = jit(_nrt=False, inline="always")
+from ..._jit import helper
 
 # split-table (ST) fields: one issue unit = PC (block, offset) + lane mask of the warp. The fields the
 # issue path reads come first: a row is allocated S_ROW words wide and starts on a cache line, so
@@ -63,7 +55,7 @@ W_GID = 10  # global warp id (CTA id * warps per CTA + warp index): the id event
 W_NF = 11
 
 
-@inline_helper
+@helper
 def popcount(m):
     """Set bits of a lane mask (SWAR; the int64 is reinterpreted as unsigned so lane 63 counts)."""
     x = np.uint64(m)
@@ -73,7 +65,7 @@ def popcount(m):
     return np.int64((x * np.uint64(0x0101010101010101)) >> np.uint64(56))
 
 
-@inline_helper
+@helper
 def st_append(st, winfo, w, blk, off, mask, rpcb, rpco, par, t):
     i = winfo[w, W_STN]
     if i >= st.shape[1]:
@@ -92,7 +84,7 @@ def st_append(st, winfo, w, blk, off, mask, rpcb, rpco, par, t):
     return i
 
 
-@inline_helper
+@helper
 def st_remove(st, winfo, w, i):
     n = winfo[w, W_STN]
     for j in range(i, n - 1):

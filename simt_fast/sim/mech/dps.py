@@ -13,11 +13,6 @@ RT rows + 1. (A branch with more than two targets puts all its groups in the one
 
 from ._tables import R_ID, S_PAR, W_RTN, W_STN, helper
 
-NAME = "dps"
-CODE = 2
-SOURCE = "Rhu and Erez, The Dual-Path Execution Model for Efficient GPU Control Flow, HPCA 2013"
-SUMMARY = "dual-path stack: both paths of the top entry may issue, interleaved"
-
 
 @helper
 def schedulable(st, rt, winfo, w, out):

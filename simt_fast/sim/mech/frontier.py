@@ -8,11 +8,6 @@ operands stalls the warp; a unit waiting at a barrier leaves the frontier until 
 
 from ._tables import S_BLK, S_MASK, S_OFF, S_STATE, S_T, W_STN, st_remove, helper
 
-NAME = "frontier"
-CODE = 5
-SOURCE = "Diamos et al., SIMD Re-Convergence at Thread Frontiers, MICRO 2011"
-SUMMARY = "earliest reconvergence: issue the threads at the highest-priority (RPO) PC"
-
 
 @helper
 def schedulable(st, rt, winfo, w, prio, out):

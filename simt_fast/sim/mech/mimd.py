@@ -8,7 +8,3 @@ mechanism's (docs/core.md gives the argument).
 
 from .mp import schedulable  # noqa: F401  (every unit issues on its own)
 
-NAME = "mimd"
-CODE = 6
-SOURCE = "ideal MIMD bound"
-SUMMARY = "ideal bound: every thread issues on its own"

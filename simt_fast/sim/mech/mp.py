@@ -20,13 +20,8 @@ Rules, as implemented on the shared tables (``_tables``):
 
 from ._tables import (
     R_BLK, R_OFF, R_PAR, R_PEND, R_RMASK, R_RPCB, R_RPCO, S_BLK, S_MASK, S_OFF, S_PAR, S_RPCB, S_RPCO,
-    S_STATE, W_LIVE, W_RTN, W_STN, helper, inline_helper, rt_append, rt_find, rt_remove, st_append, st_remove,
+    S_STATE, W_LIVE, W_RTN, W_STN, helper, rt_append, rt_find, rt_remove, st_append, st_remove,
 )
-
-NAME = "mp"
-CODE = 3
-SOURCE = "ElTantawy et al., A Scalable Multi-Path Microarchitecture for Efficient GPU Control Flow, HPCA 2014"
-SUMMARY = "multi-path IPDOM: warp-split table + reconvergence table, any number of splits in parallel"
 
 
 @helper
@@ -37,7 +32,7 @@ def schedulable(st, rt, winfo, w, out):
     return n
 
 
-@inline_helper
+@helper
 def diverge(st, rt, winfo, w, i, r, gblk, gmask, ng, now, collapse):
     """Split ``i`` branches to ``ng`` groups (``gblk``/``gmask``); ``r`` = IPDOM of its block.
 
@@ -80,7 +75,7 @@ def clear_exited(rt, winfo, w, xmask):
         rt[w, k, R_RMASK] &= ~xmask
 
 
-@inline_helper
+@helper
 def settle(st, rt, winfo, w, now):
     """Apply arrivals and RT→ST moves until nothing changes (deterministic scan order).
 

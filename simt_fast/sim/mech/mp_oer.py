@@ -14,11 +14,6 @@ from ._tables import (
 )
 from .mp import schedulable  # noqa: F401  (every split is schedulable, as in mp)
 
-NAME = "mp-oer"
-CODE = 4
-SOURCE = "ElTantawy et al., HPCA 2014, opportunistic early reconvergence"
-SUMMARY = "mp + early reconvergence of splits found in the same basic block"
-
 
 @helper
 def early_reconverge(st, rt, winfo, w):

@@ -6,7 +6,3 @@ utilisation only falls after the first divergence. All splits are schedulable.
 
 from .mp import schedulable  # noqa: F401  (every split issues on its own)
 
-NAME = "serial"
-CODE = 0
-SOURCE = "baseline (no reconvergence)"
-SUMMARY = "no reconvergence: diverged splits run to exit separately"

@@ -13,11 +13,6 @@ arrives the RT entry re-enters the ST as the newest row (the entry that is now o
 
 from ._tables import W_STN, helper
 
-NAME = "sps"
-CODE = 1
-SOURCE = "Fung, Sham, Yuan, Aamodt, Dynamic Warp Formation and Scheduling, MICRO 2007 (PDOM stack)"
-SUMMARY = "single-path IPDOM stack: one path of a diverged warp at a time"
-
 
 @helper
 def schedulable(st, rt, winfo, w, out):

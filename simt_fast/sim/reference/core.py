@@ -12,16 +12,12 @@ import importlib
 import numpy as np
 
 from ..config import SimConfig
+from ..mechanisms import BY_NAME
+from ..program import prepare
 from ..stats import Stats
-from .tables import Unit, Warp, lanes, popcount
+from .tables import ReferenceError_, Unit, Warp, lanes, popcount
 
-_MODULES = {"serial": "serial", "sps": "sps", "dps": "dps", "mp": "mp", "mp-oer": "mp_oer",
-            "frontier": "frontier", "mimd": "mimd", "stackless": "stackless"}
 IPDOM_FAMILY = ("sps", "dps", "mp", "mp-oer")
-
-
-class ReferenceError_(RuntimeError):
-    pass
 
 
 class Scoreboard:
@@ -57,36 +53,33 @@ class Scoreboard:
 
 class ReferenceCore:
     def __init__(self, trace, config: SimConfig, events: list | None, syncwarp=None):
-        from .. import latencies, prepare
-
-        self.args = prepare(trace, config, syncwarp)  # the same validation and flattening as the fast path
+        params, a = prepare(trace, config, syncwarp)  # the same validation and flattening as the fast path
         self.cfg = config
         self.name = config.mechanism
-        self.mech = importlib.import_module(f"simt_fast.sim.reference.{_MODULES[self.name]}")
-        self.mp = importlib.import_module("simt_fast.sim.reference.mp")
+        self.mech = importlib.import_module(BY_NAME[self.name].reference)
+        self.mp = importlib.import_module(BY_NAME["mp"].reference)
         self.trace = trace
         self.W = config.warp_size
         self.events = events
-        a = self.args
-        self.block_start = [int(x) for x in a["block_start"]]
-        self.succ = [[int(s) for s in a["succ_idx"][a["succ_ptr"][b]:a["succ_ptr"][b + 1]]]
-                     for b in range(trace.n_blocks)]
-        self.ipdom = [int(x) for x in a["ipdom"]]
-        self.has_bar = [bool(x) for x in a["has_bar"]]
-        self.prio = [int(x) for x in a["prio"]]
-        self.syncwarp = [bool(x) for x in a["syncwarp"]]
-        self.op_class = [int(x) for x in a["op_class"]]
-        self.dst = [int(x) for x in a["dst_reg"]]
-        self.src = [[int(r) for r in row if r >= 0] for row in a["src_reg"]]
-        self.lat = [int(x) for x in latencies(config)]
+        self.block_start = [int(x) for x in a.block_start]
+        self.succ = [[int(s) for s in a.succ_idx[a.succ_ptr[b]:a.succ_ptr[b + 1]]] for b in range(trace.n_blocks)]
+        self.ipdom = [int(x) for x in a.ipdom]
+        self.has_bar = [bool(x) for x in a.has_bar]
+        self.prio = [int(x) for x in a.prio]
+        self.syncwarp = [bool(x) for x in a.syncwarp]
+        self.op_class = [int(x) for x in a.op_class]
+        self.dst = [int(x) for x in a.dst_reg]
+        self.src = [[int(r) for r in row if r >= 0] for row in a.src_reg]
+        self.lat = [int(x) for x in a.lat]
         self.paths = [list(map(int, trace.thread_path(t))) for t in range(trace.n_threads)]
         self.exit = trace.n_blocks - 1
-        self.tpc = a["tpc"]
+        self.tpc = params.tpc
         self.wpc = -(-self.tpc // self.W)
-        self.cta_lim = a["cta_lim"]
+        self.cta_lim = params.cta_lim
         self.n_q = config.n_quarters
         self.occ = 1 if self.name == "mimd" else self.n_q  # SIMD cycles per warp instruction
-        self.K = a["K"]
+        # pending writes tracked per (warp, register): 4, folded when more are in flight; mimd one per lane
+        self.K = self.W if self.name == "mimd" else 4
         self.stats = Stats(occupancy_hist=np.zeros(self.W + 1, np.int64),
                            quarter_hist=np.zeros(self.n_q + 1, np.int64))
         self.epoch_counter = 0
@@ -387,12 +380,3 @@ class ReferenceCore:
             self.end_cycle(now, simd_free)
             now += 1
         return self.stats.finalize(self.W)
-
-
-def simulate(trace, config: SimConfig, *, events: list | None = None, syncwarp=None) -> Stats:
-    """The reference model's answer for ``trace`` under ``config`` (slow; small traces only)."""
-    if config.mechanism in ("dwf", "en-dwf", "tbc") or config.hws:
-        from .formation import simulate as formation_simulate  # regrouping / PDOM&HWS models
-
-        return formation_simulate(trace, config, events=events)
-    return ReferenceCore(trace, config, events, syncwarp).run()

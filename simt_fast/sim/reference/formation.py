@@ -1,6 +1,6 @@
 """Plain-Python reference engine for the mechanisms whose threads move between warps.
 
-`dwf`, `en-dwf` (``reference/dwf_mech.py``) and `tbc` (``reference/tbc.py``) regroup threads, so
+`dwf`, `en-dwf` (``reference/dwf.py``) and `tbc` (``reference/tbc.py``) regroup threads, so
 a warp is not a fixed set of lanes of one CTA here but a *slot array*: ``warp.slots[s]`` is the
 global thread id in slot ``s`` (``-1`` = hole). Slot ``s`` sits in SIMD lane ``s % simd_width``
 and quarter ``s // simd_width`` (seed 003's slot model); a thread's home slot is its CTA-local id
@@ -15,16 +15,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..config import ConfigError, SimConfig
+from ...trace.validate import require_valid
+from ..config import SimConfig, check_config, cta_limit
+from ..program import latencies
 from ..stats import Stats
-from .core import ReferenceError_
+from .tables import ReferenceError_
+
+HOLE = -1
 
 
 def slot_checksum(slots) -> int:
     """Identity of a slot array in the event log: sum of (thread + 1) * (slot + 1)."""
     return int(sum((int(t) + 1) * (s + 1) for s, t in enumerate(slots) if t >= 0))
-
-HOLE = -1
 
 
 class FWarp:
@@ -60,9 +62,6 @@ class FormationCore:
     """Cycle-by-cycle engine; subclasses provide ``pick``, ``finish_block``, ``arrive_barrier``."""
 
     def __init__(self, trace, config: SimConfig, events: list | None):
-        from ...trace.validate import require_valid
-        from .. import latencies
-
         check_config(config)
         require_valid(trace)
         self.cfg = config
@@ -281,60 +280,3 @@ class FormationCore:
     def any_waiting_on_time(self, sm, now):
         """Could some warp of ``sm`` still issue later (vs. all blocked forever: deadlock)?"""
         return any(w.state == 0 for w in self.sm_warps(sm))
-
-
-def cta_limit(config: SimConfig, tpc: int) -> int:
-    wpc = -(-tpc // config.warp_size)
-    lim = min(config.max_ctas_per_sm, config.max_warps_per_sm // wpc)
-    if lim < 1:
-        raise ConfigError(
-            f"config field 'max_warps_per_sm' = {config.max_warps_per_sm} cannot hold one CTA of {tpc} threads "
-            f"({wpc} warps of {config.warp_size})"
-        )
-    return lim
-
-
-FORMATION = ("dwf", "en-dwf", "tbc")
-HWS_MECHANISMS = ("sps", "dwf", "en-dwf")
-
-
-def check_config(config: SimConfig) -> None:
-    """Combinations the formation mechanisms and the hws switch reject, in one sentence each."""
-    m = config.mechanism
-    if config.hws and m not in HWS_MECHANISMS:
-        raise ConfigError(
-            f"config field 'hws' = true is defined for sps (PDOM&HWS), dwf and en-dwf (en-DWF&HWS) only, "
-            f"not for '{m}' (seed 003 squeezes a warp's quarter-warps; see docs/formation.md)"
-        )
-    if config.hws_sync_sms and not config.hws:
-        raise ConfigError("config field 'hws_sync_sms' = true needs hws = true")
-    if m == "en-dwf" or (m == "dwf" and config.hws):
-        if config.warp_size % config.simd_width and config.simd_width < config.warp_size:
-            raise ConfigError(
-                f"config field 'simd_width' = {config.simd_width} must divide warp_size = {config.warp_size} "
-                f"for {m} (threads move between quarters of one lane)"
-            )
-    if m not in ("dwf", "en-dwf") and config.effective_issue_policy == "majority":
-        # majority scheduling picks a PC in DWF's per-SM warp pool; the other mechanisms have none
-        raise ConfigError(
-            f"config field 'issue_policy' = 'majority' applies to dwf/en-dwf, not to '{m}' (use auto, lrr or gto)"
-        )
-
-
-def simulate(trace, config: SimConfig, *, events: list | None = None) -> Stats:
-    """Reference answer for dwf, en-dwf, tbc, and for sps with hws (PDOM&HWS)."""
-    if config.mechanism in ("dwf", "en-dwf"):
-        from .dwf_mech import DWFCore
-
-        return DWFCore(trace, config, events).run()
-    if config.mechanism == "tbc":
-        from .tbc import TBCCore
-
-        return TBCCore(trace, config, events).run()
-    if config.hws:
-        from .pdom_hws import simulate as pdom_hws
-
-        return pdom_hws(trace, config, events=events)
-    from .core import ReferenceCore
-
-    return ReferenceCore(trace, config, events).run()

@@ -10,9 +10,9 @@ IDs"). ``quarter_hist`` records the issued (squeezed) quarters.
 
 from __future__ import annotations
 
-from ..hws import squeeze
+from ..config import check_config
 from .core import ReferenceCore
-from .formation import check_config
+from .hws import squeeze
 
 
 class PDOMHWSCore(ReferenceCore):

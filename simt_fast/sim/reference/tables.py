@@ -10,6 +10,10 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 
+class ReferenceError_(RuntimeError):
+    """A reference run that cannot finish (the kernels' SimulationError, without its sentences)."""
+
+
 @dataclass(eq=False)  # identity: list.index/remove must find this very unit
 class Unit:
     """One issue unit: the threads (lane mask) of a warp at one PC."""

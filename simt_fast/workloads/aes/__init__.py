@@ -1,4 +1,4 @@
-"""AES-128 ECB encryption (seed 003 §5.3, AES).
+"""AES-128 ECB encryption (Jin 2012 §5.3, AES).
 
 The S-box is computed here from its definition (multiplicative inverse in GF(2^8) followed by
 the affine map), the key schedule is expanded on the host, and the numpy reference encrypts all
@@ -94,7 +94,7 @@ def reference(spec: LaunchSpec) -> dict:
 
 WORKLOAD = Workload(
     name="aes",
-    description="AES-128 ECB, S-box and key schedule in shared memory, rounds loop (seed 003 §5.3 AES)",
+    description="AES-128 ECB, S-box and key schedule in shared memory, rounds loop (Jin 2012 §5.3 AES)",
     kernel="aes128_encrypt",
     make=make,
     sizes=tuple(SIZES),

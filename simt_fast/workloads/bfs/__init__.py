@@ -1,4 +1,4 @@
-"""BFS level expansion on a random graph with irregular degrees (seed 003 §5.3, BFS).
+"""BFS level expansion on a random graph with irregular degrees (Jin 2012 §5.3, BFS).
 
 The generator builds a directed random graph in CSR form (degrees drawn from a heavy-tailed
 distribution, so neighbour loops have very different trip counts), runs the whole BFS from
@@ -73,7 +73,7 @@ def reference(spec: LaunchSpec) -> dict:
 
 WORKLOAD = Workload(
     name="bfs",
-    description="BFS level expansion on a random irregular-degree graph (seed 003 §5.3 BFS)",
+    description="BFS level expansion on a random irregular-degree graph (Jin 2012 §5.3 BFS)",
     kernel="bfs_expand",
     make=make,
     sizes=tuple(SIZES),

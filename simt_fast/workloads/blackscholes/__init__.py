@@ -1,4 +1,4 @@
-"""Black-Scholes option pricing (seed 003 §5.3, BS): the low-divergence baseline.
+"""Black-Scholes option pricing (Jin 2012 §5.3, BS): the low-divergence baseline.
 
 Reference: the closed-form Black-Scholes price with the same Abramowitz-Stegun CND polynomial,
 in float32 like the kernel.  Tolerance: expf/logf/division in CUDA are within 2 ulp and nvcc
@@ -51,7 +51,7 @@ def reference(spec: LaunchSpec) -> dict:
 
 WORKLOAD = Workload(
     name="blackscholes",
-    description="Black-Scholes option pricing, grid-stride loop, CND sign branch (seed 003 §5.3 BS)",
+    description="Black-Scholes option pricing, grid-stride loop, CND sign branch (Jin 2012 §5.3 BS)",
     kernel="blackscholes",
     make=make,
     sizes=tuple(SIZES),

@@ -128,7 +128,7 @@ def reference(spec: LaunchSpec) -> dict:
 
 WORKLOAD = Workload(
     name="bvh",
-    description="BVH ray traversal over random spheres, inner-node vs leaf work per step (seed 001 multi-path study)",
+    description="BVH ray traversal over random spheres, inner-node vs leaf work per step (ElTantawy et al. 2014 multi-path study)",
     kernel="bvh_trace",
     make=make,
     sizes=tuple(SIZES),

@@ -1,4 +1,4 @@
-"""do-while with a data-dependent break (seed 001, opportunistic early reconvergence).
+"""do-while with a data-dependent break (ElTantawy et al. 2014, opportunistic early reconvergence).
 
 Each thread iterates a xorshift32 generator until its value matches a per-thread target under
 a mask (expected ~1/(mask+1) chance per step) or its iteration budget runs out.  The reference
@@ -58,7 +58,7 @@ def reference(spec: LaunchSpec) -> dict:
 
 WORKLOAD = Workload(
     name="earlyexit",
-    description="do-while with data-dependent break: early reconvergence example (seed 001)",
+    description="do-while with data-dependent break: early reconvergence example (ElTantawy et al. 2014)",
     kernel="earlyexit",
     make=make,
     sizes=tuple(SIZES),

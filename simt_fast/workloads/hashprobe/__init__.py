@@ -114,7 +114,7 @@ def reference(spec: LaunchSpec) -> dict:
 
 WORKLOAD = Workload(
     name="hashprobe",
-    description="Hash-join probe, linear probing at 70% load: chain walk on hit, group default on miss (seed 001 multi-path study)",
+    description="Hash-join probe, linear probing at 70% load: chain walk on hit, group default on miss (ElTantawy et al. 2014 multi-path study)",
     kernel="hash_probe",
     make=make,
     sizes=tuple(SIZES),

@@ -1,4 +1,4 @@
-"""Early return inlined into a loop (seed 002 Fig. 4): a loop with two exits after inlining.
+"""Early return inlined into a loop (Wu et al. 2012 Fig. 4): a loop with two exits after inlining.
 
 Rows hold small values (0..39) so a key is found at a geometric-like position or not at all
 (row lengths vary per thread); the reference finds first occurrences with numpy argmax over a
@@ -39,7 +39,7 @@ def reference(spec: LaunchSpec) -> dict:
 
 WORKLOAD = Workload(
     name="inlinedreturn",
-    description="device function's early return inlined into a loop: two-exit loop (seed 002 Fig. 4)",
+    description="device function's early return inlined into a loop: two-exit loop (Wu et al. 2012 Fig. 4)",
     kernel="inlinedreturn",
     make=make,
     sizes=tuple(SIZES),

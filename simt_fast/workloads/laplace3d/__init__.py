@@ -1,4 +1,4 @@
-"""One Jacobi sweep of the 3-D Laplace equation (seed 003 §5.3, LPS: 3-D Laplace solver).
+"""One Jacobi sweep of the 3-D Laplace equation (Jin 2012 §5.3, LPS: 3-D Laplace solver).
 
 Inputs: a random field on an nx*ny*nz grid (x fastest).  The reference is the textbook update
 in float32 numpy: interior points become the mean of their six neighbours, summed in the
@@ -40,7 +40,7 @@ def reference(spec: LaunchSpec) -> dict:
 
 WORKLOAD = Workload(
     name="laplace3d",
-    description="3-D Jacobi/Laplace sweep, shared-memory tiles, boundary branches (seed 003 §5.3 LPS)",
+    description="3-D Jacobi/Laplace sweep, shared-memory tiles, boundary branches (Jin 2012 §5.3 LPS)",
     kernel="laplace3d",
     make=make,
     sizes=tuple(SIZES),

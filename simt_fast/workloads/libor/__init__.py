@@ -1,4 +1,4 @@
-"""LIBOR market model Monte Carlo with a swaption portfolio (seed 003 §5.3, LIB), float64.
+"""LIBOR market model Monte Carlo with a swaption portfolio (Jin 2012 §5.3, LIB), float64.
 
 The generator draws standard normals for every (step, path) (the original uses Sobol
 quasi-random numbers; the control flow is the same).  The reference evolves all paths at once in
@@ -56,7 +56,7 @@ def reference(spec: LaunchSpec) -> dict:
 
 WORKLOAD = Workload(
     name="libor",
-    description="LIBOR market model Monte Carlo paths + swaption payoffs, float64 (seed 003 §5.3 LIB)",
+    description="LIBOR market model Monte Carlo paths + swaption payoffs, float64 (Jin 2012 §5.3 LIB)",
     kernel="libor_path",
     make=make,
     sizes=tuple(SIZES),

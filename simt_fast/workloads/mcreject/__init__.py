@@ -114,7 +114,7 @@ def reference(spec: LaunchSpec) -> dict:
 
 WORKLOAD = Workload(
     name="mcreject",
-    description="Delayed-rejection Metropolis-Hastings chains: accept reads the observable, reject retries (seed 001 multi-path study)",
+    description="Delayed-rejection Metropolis-Hastings chains: accept reads the observable, reject retries (ElTantawy et al. 2014 multi-path study)",
     kernel="dr_metropolis",
     make=make,
     sizes=tuple(SIZES),

@@ -1,4 +1,4 @@
-"""A loop with two entries (seed 002 Fig. 2(d)): a scanner of alphanumeric words, irreducible.
+"""A loop with two entries (Wu et al. 2012 Fig. 2(d)): a scanner of alphanumeric words, irreducible.
 
 Lines hold words that mix letter and digit runs ("ab12", "7seas", "x9y9z9", "2024") between
 separators, NUL-padded or cut at the line width.  The reference finds the words and their runs
@@ -63,7 +63,7 @@ def reference(spec: LaunchSpec) -> dict:
 
 WORKLOAD = Workload(
     name="multientry",
-    description="alphanumeric word scanner whose letters/digits loop has two entries: irreducible (seed 002 Fig. 2(d))",
+    description="alphanumeric word scanner whose letters/digits loop has two entries: irreducible (Wu et al. 2012 Fig. 2(d))",
     kernel="multientry",
     make=make,
     sizes=tuple(SIZES),

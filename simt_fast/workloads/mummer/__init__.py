@@ -1,4 +1,4 @@
-"""MUMmer-like query matching over a suffix trie (seed 003 §5.3, MUM).
+"""MUMmer-like query matching over a suffix trie (Jin 2012 §5.3, MUM).
 
 Inputs: a random reference genome over ACGT; queries of 25 bases, mostly sampled from the
 reference with point mutations and a few unknown bases ('N' = 4), some fully random.  The trie
@@ -94,7 +94,7 @@ def reference(spec: LaunchSpec) -> dict:
 
 WORKLOAD = Workload(
     name="mummer",
-    description="MUMmer-like query matching by suffix-trie pointer chasing (seed 003 §5.3 MUM)",
+    description="MUMmer-like query matching by suffix-trie pointer chasing (Jin 2012 §5.3 MUM)",
     kernel="mummer_match",
     make=make,
     sizes=tuple(SIZES),

@@ -1,4 +1,4 @@
-"""A CNN layer launched as one-thread blocks (seed 003 §5.3, NN: "blocks of only one thread").
+"""A CNN layer launched as one-thread blocks (Jin 2012 §5.3, NN: "blocks of only one thread").
 
 Reference: the same sparse 5x5/stride-2 convolution in float64 over the float32 inputs (the
 kernel accumulates in float32 with fma, so sums of ~150 products of values in [-1, 1] agree to
@@ -64,7 +64,7 @@ def reference(spec: LaunchSpec) -> dict:
 
 WORKLOAD = Workload(
     name="nn",
-    description="LeNet-style sparse conv layer in one-thread CTAs (seed 003 §5.3 NN)",
+    description="LeNet-style sparse conv layer in one-thread CTAs (Jin 2012 §5.3 NN)",
     kernel="nn_conv_layer",
     make=make,
     sizes=tuple(SAMPLES),

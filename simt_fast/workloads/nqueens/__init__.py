@@ -1,4 +1,4 @@
-"""N-Queens backtracking (seed 003 §5.3, NQU; N = 10 by default as in the thesis).
+"""N-Queens backtracking (Jin 2012 §5.3, NQU; N = 10 by default as in the thesis).
 
 The generator enumerates every legal placement of the first ``prefix_rows`` rows (column per
 row) and encodes each as the kernel's three attack bitmasks.  The reference counts completions
@@ -67,7 +67,7 @@ def reference(spec: LaunchSpec) -> dict:
 
 WORKLOAD = Workload(
     name="nqueens",
-    description="N-Queens backtracking with an explicit local-memory stack (seed 003 §5.3 NQU)",
+    description="N-Queens backtracking with an explicit local-memory stack (Jin 2012 §5.3 NQU)",
     kernel="nqueens",
     make=make,
     sizes=tuple(SIZES),

@@ -1,4 +1,4 @@
-"""Whitted ray tracer with shadows and bounded reflections (seed 003 §5.3, RAY).
+"""Whitted ray tracer with shadows and bounded reflections (Jin 2012 §5.3, RAY).
 
 The scene: a checkered floor (y = 0) and randomly placed spheres resting above it, a point
 light.  The reference traces every pixel at once in float32 numpy, with an active mask per
@@ -138,7 +138,7 @@ def reference(spec: LaunchSpec) -> dict:
 
 WORKLOAD = Workload(
     name="raytrace",
-    description="Whitted ray tracer, spheres + checkered floor, shadows, <=5 reflections (seed 003 §5.3 RAY)",
+    description="Whitted ray tracer, spheres + checkered floor, shadows, <=5 reflections (Jin 2012 §5.3 RAY)",
     kernel="raytrace",
     make=make,
     sizes=tuple(SIZES),

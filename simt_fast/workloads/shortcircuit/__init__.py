@@ -1,4 +1,4 @@
-"""Short-circuit compound condition (seed 002 Fig. 3): unstructured control flow from ``&&``/``||``.
+"""Short-circuit compound condition (Wu et al. 2012 Fig. 3): unstructured control flow from ``&&``/``||``.
 
 Operands are drawn so that each of the four conditions is true about half the time, so warps
 see every path through the short-circuit CFG.  The reference evaluates the condition with
@@ -39,7 +39,7 @@ def reference(spec: LaunchSpec) -> dict:
 
 WORKLOAD = Workload(
     name="shortcircuit",
-    description="(a && b) || (c && d) short-circuit branch: unstructured CFG (seed 002 Fig. 3)",
+    description="(a && b) || (c && d) short-circuit branch: unstructured CFG (Wu et al. 2012 Fig. 3)",
     kernel="shortcircuit",
     make=make,
     sizes=tuple(SIZES),

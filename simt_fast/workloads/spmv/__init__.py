@@ -80,7 +80,7 @@ def reference(spec: LaunchSpec) -> dict:
 
 WORKLOAD = Workload(
     name="spmv",
-    description="CSR SpMV, one thread per row of skewed length, local vs halo columns (seed 001 multi-path study)",
+    description="CSR SpMV, one thread per row of skewed length, local vs halo columns (ElTantawy et al. 2014 multi-path study)",
     kernel="spmv_csr",
     make=make,
     sizes=tuple(SIZES),

@@ -109,7 +109,7 @@ def reference(spec: LaunchSpec) -> dict:
 
 WORKLOAD = Workload(
     name="sssp",
-    description="Time-dependent SSSP Bellman-Ford round (pull, CSR in-edges): free-flow vs profile travel time per edge (seed 001 multi-path study)",
+    description="Time-dependent SSSP Bellman-Ford round (pull, CSR in-edges): free-flow vs profile travel time per edge (ElTantawy et al. 2014 multi-path study)",
     kernel="sssp_round",
     make=make,
     sizes=tuple(SIZES),

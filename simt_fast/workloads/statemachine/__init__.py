@@ -103,7 +103,7 @@ def reference(spec: LaunchSpec) -> dict:
 
 WORKLOAD = Workload(
     name="statemachine",
-    description="goto-based lexer state machine, one text line per thread (unstructured, seed 002)",
+    description="goto-based lexer state machine, one text line per thread (unstructured, Wu et al. 2012)",
     kernel="statemachine",
     make=make,
     sizes=tuple(SIZES),

@@ -62,7 +62,7 @@ def reference(spec: LaunchSpec) -> dict:
 
 WORKLOAD = Workload(
     name="storegpu",
-    description="StoreGPU sliding-window hashing: MD5 of every window of a buffer (seed 003 §5.3 STO)",
+    description="StoreGPU sliding-window hashing: MD5 of every window of a buffer (Jin 2012 §5.3 STO)",
     kernel="storegpu_md5",
     make=make,
     sizes=tuple(SIZES),

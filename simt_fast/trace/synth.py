@@ -8,7 +8,7 @@ exit). Each real block ends in one terminator:
 
 * ``FALL``      falls through to the next block (possibly ending in ``bar.sync``);
 * ``COND``      ``@%p bra T`` forward (if/else, skips, jumps into the middle of a later
-                region: the unstructured edges of seed 002) + fall-through;
+                region: the unstructured edges of Wu et al. 2012) + fall-through;
 * ``JUMP``      ``bra.uni T`` forward (the jump over an else part);
 * ``LATCH``     ``@%p bra H`` back to a loop header H + fall-through (rotated loop);
 * ``JUMP_BACK`` ``bra.uni H`` back to H; the loop is left only through a ``break`` edge;
@@ -18,7 +18,7 @@ exit). Each real block ends in one terminator:
 Loops are natural: loop intervals ``[H, latch]`` form a laminar family and no forward edge
 enters an interval except at its header, so H dominates the whole body. Edges *leaving*
 loops (breaks, early returns) and forward edges crossing if/else regions are left in, so the
-CFG is unstructured in the sense of seed 002. Every block is reachable from the entry and
+CFG is unstructured in the sense of Wu et al. 2012. Every block is reachable from the entry and
 reaches the exit (repairs add fall-through edges where random choices broke that).
 ``structured=True`` instead nests structured regions only (see ``_CFGBuilder._grammar``): the
 baseline that structural analysis reduces to a single node.
@@ -43,6 +43,7 @@ import numpy as np
 
 from .._jit import jit
 from ..ir.model import OpClass
+from ..ir.graph import immediate_postdominators
 from .io import path_dtype
 from .model import MEM_ATOMIC, MEM_FORMAT, MEM_LOAD, MEM_NONE, MEM_STORE, NO_ACCESS, Trace
 
@@ -307,7 +308,7 @@ class _CFGBuilder:
         self._repair_reachability()
 
     def _grammar(self, loop_prob, switch_prob, cond_prob):
-        """Structured CFG: nested regions that structural analysis (seed 002) reduces to one node.
+        """Structured CFG: nested regions that structural analysis (Wu et al. 2012) reduces to one node.
 
         A region of ``n`` blocks starting at ``lo`` is entered at ``lo`` and leaves only to
         ``lo + n``. It is a basic block, a sequence of two regions, an if-then, an if-then-else
@@ -705,7 +706,7 @@ def synthetic(
     * ``instrs_per_block``: (lo, hi) instructions per real block; ``op_mix``: OpClass -> weight;
     * ``structured``: build the CFG from structured regions only (sequence, if-then, if-then-else,
       switch, while, do-while; a single return), which structural analysis reduces to one node —
-      the baseline to compare unstructured CFGs (seed 002) against; ``exit_prob`` and
+      the baseline to compare unstructured CFGs (Wu et al. 2012) against; ``exit_prob`` and
       ``jump_prob`` are then unused;
     * ``with_mem``: also record ``/mem`` (the per-instruction layout of DESIGN §3: one entry per
       executed global, shared, local or constant instruction, NO_ACCESS where a guard is false)
@@ -805,7 +806,7 @@ def synthetic(
         path_ptr=path_ptr,
         path=path,
         **mem,
-        attrs={"generator": "simt_fast.trace.synthetic", "seed": int(seed), "warp_size": int(warp_size),
+        attrs={"generator": "simt_fast.trace.synth", "seed": int(seed), "warp_size": int(warp_size),
                "divergence": float(divergence), "loop_prob": float(loop_prob), "exit_prob": float(exit_prob)},
     )
 
@@ -931,8 +932,6 @@ def _memory_addresses(op_class, dst_reg, src_reg, text, block_start, path_ptr, p
 
 def _ipdom(n_blocks: int, succ_ptr: np.ndarray, succ_idx: np.ndarray) -> np.ndarray:
     """Immediate post-dominators from the CFG layer (virtual exit -> -1, the Trace convention)."""
-    from ..ir.graph import immediate_postdominators
-
     ipdom = np.asarray(immediate_postdominators(n_blocks, succ_ptr, succ_idx, n_blocks - 1), np.int64).copy()
     ipdom[n_blocks - 1] = -1
     return ipdom
@@ -967,5 +966,4 @@ def traces(max_blocks: int = 24, max_threads: int = 96, warp_sizes: Sequence[int
     return _traces()
 
 
-# `simt_fast.trace.synthetic` is this function once the package is imported; keep the strategy reachable.
-synthetic.traces = traces
+# `simt_fast.trace.synth` is this function once the package is imported; keep the strategy reachable.

@@ -1,4 +1,4 @@
-"""Dynamic scalarization statistics (seed 004 §4.2, Fig. 6), from traces.
+"""Dynamic scalarization statistics (Lee et al. 2013 §4.2, Fig. 6), from traces.
 
 The static facts -- which instructions are scalar, which registers are scalar -- are those of
 :mod:`simt_fast.ir.scalarize` (a scalar instruction is thread-invariant and in a convergent block; a
@@ -6,7 +6,7 @@ register is scalar when every instruction writing it is scalar); :func:`scalar_f
 flat per-instruction arrays, and :func:`static_stats` reports Fig. 5's numbers for several warp sizes.
 
 Dynamic (:func:`dynamic_stats`): the trace is replayed under IPDOM with warps of ``W`` consecutive
-threads of a CTA (:func:`simt_fast.ir.expansion.ipdom_replay`, whose issue counts equal the ``sps``
+threads of a CTA (:func:`simt_fast.dynamic.expansion.ipdom_replay`, whose issue counts equal the ``sps``
 timing core's ``warp_insts``). Every issue of a block with active mask ``m`` (``p`` threads) of a
 warp whose live threads are ``L`` counts, per instruction of the block:
 
@@ -28,7 +28,7 @@ The *baseline* (no scalarization, no warps) is what the threads do one by one: e
 per operand (issued = thread operations = the trace's thread instructions).
 
 ``convergent_partial`` counts IPDOM issues of a block proven convergent with ``m != L``. The analysis
-is about convergence of the threads that stay (seed 004 §3.4 ignores threads that leave the kernel
+is about convergence of the threads that stay (Lee et al. 2013 §3.4 ignores threads that leave the kernel
 early), while an IPDOM warp may run the staying threads' path *before* the leaving threads reached
 their ``ret``: those issues are counted as statically converged (the compiler's view), and this
 diagnostic says how often the hardware ordering disagreed.
@@ -40,9 +40,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..emu import load_kernel
+from ..ir.cfg import build_cfg
+from ..ir.convergence import analyze_convergence
+from ..ir.flat import instruction_registers
+from ..ir.model import OpClass
+from ..ir.scalarize import scalar_instructions, scalarization_stats
 from ..trace.model import Trace, TraceError
 from .expansion import ReplayCounts, ipdom_replay
-from .model import OpClass
 
 __all__ = ["ScalarFacts", "scalar_facts", "facts_for_trace", "dynamic_stats", "static_stats", "scalarize_trace",
            "unscalarized_facts", "WARP_SIZES"]
@@ -78,16 +83,11 @@ class ScalarFacts:
 
 def scalar_facts(func, cfg=None, conv=None) -> ScalarFacts:
     """The facts of a parsed (inlined, for traces) function from its convergence analysis."""
-    from .cfg import build_cfg
-    from .convergence import analyze_convergence
-    from .flat import instruction_registers
-    from .scalarize import scalar_instructions, scalarization_stats
-
     cfg = cfg or build_cfg(func)
     conv = conv or analyze_convergence(func, cfg)
     instrs = func.instructions
     n = len(instrs)
-    # the static classification is the ANALYSES module's (seed 004 §2.3): reuse it, never re-derive it
+    # the static classification is the ANALYSES module's (Lee et al. 2013 §2.3): reuse it, never re-derive it
     scalar = np.asarray(scalar_instructions(conv), bool)
     regs = [instruction_registers(ins) for ins in instrs]
     writers: dict = {}
@@ -123,8 +123,6 @@ def unscalarized_facts(trace: Trace) -> ScalarFacts:
 
 def facts_for_trace(trace: Trace, ptx, kernel=None) -> ScalarFacts:
     """Analyse the PTX a trace came from (inlined like the emulator does) and check they match."""
-    from ..emu import load_kernel
-
     kern = load_kernel(ptx, kernel or trace.kernel)
     flat = kern.flat
     if len(flat["block_start"]) != len(trace.block_start) or not np.array_equal(
@@ -135,7 +133,7 @@ def facts_for_trace(trace: Trace, ptx, kernel=None) -> ScalarFacts:
 
 
 def static_stats(facts: ScalarFacts, warp_sizes=WARP_SIZES) -> dict:
-    """Seed 004 Fig. 5: scalar share of static instructions; registers per warp vs the baseline."""
+    """Lee et al. 2013 Fig. 5: scalar share of static instructions; registers per warp vs the baseline."""
     n = facts.n_instrs
     rs, rp = facts.n_scalar_regs, facts.n_private_regs
     return {
@@ -187,7 +185,7 @@ def baseline_counts(facts: ScalarFacts, rc: ReplayCounts) -> dict:
 
 
 def dynamic_stats(trace: Trace, facts: ScalarFacts, warp_sizes=WARP_SIZES) -> dict:
-    """Seed 004 Fig. 6 for one trace: baseline and, per warp size, the counts and their savings."""
+    """Lee et al. 2013 Fig. 6 for one trace: baseline and, per warp size, the counts and their savings."""
     if int(facts.block_start[-1]) != trace.n_instrs or len(facts.convergent) != trace.n_blocks:
         raise TraceError(f"trace '{trace.kernel}': the analysis has {int(facts.block_start[-1])} instructions in "
                          f"{len(facts.convergent)} blocks, the trace {trace.n_instrs} in {trace.n_blocks}")

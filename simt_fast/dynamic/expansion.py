@@ -1,8 +1,8 @@
-"""Dynamic code expansion under IPDOM reconvergence (seed 002 §4.2, Table 3 and Fig. 15).
+"""Dynamic code expansion under IPDOM reconvergence (Wu et al. 2012 §4.2, Table 3 and Fig. 15).
 
 Three numbers per trace, all computed from the same per-thread block paths:
 
-* ``upper_limit`` -- seed 002 §4.2.1's *upper limit of dynamic code expansion*: warp instructions
+* ``upper_limit`` -- Wu et al. 2012 §4.2.1's *upper limit of dynamic code expansion*: warp instructions
   issued while a warp is diverged at an expansion-prone branch and has not yet reached that branch's
   immediate post-dominator (the region "between an unstructured branch and its IPDOM"). It counts
   the first executions of the region's blocks too, which is why it is an upper limit.
@@ -16,7 +16,7 @@ Three numbers per trace, all computed from the same per-thread block paths:
 An *expansion-prone* branch (``expansion_branches``) is a block with two or more successors whose
 successor regions -- the blocks reachable from each successor without passing the branch's IPDOM --
 overlap: different paths out of the branch meet in a common block before the reconvergence point,
-which is exactly the condition seed 002 §2.2 gives for dynamic expansion, and the blocks Forward Copy
+which is exactly the condition Wu et al. 2012 §2.2 gives for dynamic expansion, and the blocks Forward Copy
 duplicates (Fig. 11). Structured branches (if/else, loop tests) never qualify.
 
 The IPDOM replay (:func:`ipdom_replay`, numba kernel ``_replay``; plain-Python reference
@@ -24,7 +24,7 @@ The IPDOM replay (:func:`ipdom_replay`, numba kernel ``_replay``; plain-Python r
 a single-path reconvergence stack. Which (block, thread mask) groups a warp issues under IPDOM does
 not depend on timing, so the per-block issue counts it returns equal the ``sps`` timing core's
 ``warp_insts`` exactly (tested) and are what the scalarization statistics
-(:mod:`simt_fast.ir.scalarize`) are built on.
+(:mod:`simt_fast.dynamic.scalarize`) are built on.
 """
 
 from __future__ import annotations
@@ -34,7 +34,15 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._jit import jit
+from ..emu import launch
+from ..ir import parse_ptx
+from ..ir.control_tree import build_control_tree
+from ..ir.ptx_printer import print_module
+from ..ir.structurize import structurize_module
+from ..sim import simulate
+from ..sim.config import SimConfig
 from ..trace.model import Trace, TraceError
+from ..workloads import get
 
 __all__ = ["ReplayCounts", "ipdom_replay", "ipdom_replay_reference", "expansion_branches", "expansion",
            "ExpansionResult", "struct_vs_ipdom"]
@@ -104,7 +112,7 @@ class ReplayCounts:
     *Full* issues run with every live (not yet exited) thread of the warp; *partial* issues run a
     strict subset (the warp is diverged). ``*_threads`` sum the active threads over those issues.
     ``expansion_issues[b]``: issues of block ``b`` made inside the region of an expansion-prone branch
-    at which the warp diverged (seed 002's upper limit counts ``block size`` instructions per issue).
+    at which the warp diverged (Wu et al. 2012's upper limit counts ``block size`` instructions per issue).
     """
 
     warp_size: int
@@ -140,7 +148,7 @@ class ReplayCounts:
 @jit
 def _replay(W, tpc, n_ctas, succ_ptr, succ_idx, ipdom, flag, path_ptr, path, exit_b,
             full_i, part_i, full_t, part_t, exp_i, out):
-    """Per warp, a single-path IPDOM stack (Fung et al.; seed 002 §2.2): on divergence the top entry
+    """Per warp, a single-path IPDOM stack (Fung et al.; Wu et al. 2012 §2.2): on divergence the top entry
     becomes the reconvergence entry at the branch's IPDOM and one entry per successor group is pushed;
     an entry whose PC reaches its reconvergence PC pops. Fills the per-block counters."""
     wpc = (tpc + W - 1) // W
@@ -197,7 +205,7 @@ def _replay(W, tpc, n_ctas, succ_ptr, succ_idx, ipdom, flag, path_ptr, path, exi
                     part_i[b] += 1
                     part_t[b] += cnt
                 if n_flag - s_flag[top] > 0 and m != live:
-                    # a diverged warp inside the region of an expansion-prone branch (seed 002 §4.2.1)
+                    # a diverged warp inside the region of an expansion-prone branch (Wu et al. 2012 §4.2.1)
                     exp_i[b] += 1
                 # ---- move the issued threads along their paths ----------------------------------
                 for lane in range(lanes):
@@ -353,11 +361,11 @@ class ExpansionResult:
     warp_size: int
     expansion_branches: list  # block labels
     region_blocks: list  # labels of blocks between those branches and their IPDOMs
-    upper_limit: int  # seed 002 Table 3 "dynamic code expansion area" (warp instructions)
+    upper_limit: int  # Wu et al. 2012 Table 3 "dynamic code expansion area" (warp instructions)
     warp_insts: int  # IPDOM warp instructions of the whole kernel (the Table 3 denominator)
     expanded_insts: int  # exact, from the sps timing core
     thread_insts: int
-    interacting_edges: list = field(default_factory=list)  # control tree (seed 002 §2): "src->dst (kind)"
+    interacting_edges: list = field(default_factory=list)  # control tree (Wu et al. 2012 §2): "src->dst (kind)"
 
     @property
     def upper_limit_pct(self) -> float:
@@ -380,10 +388,7 @@ def _label(trace: Trace, b: int) -> str:
 
 
 def expansion(trace: Trace, warp_size: int = 32, config=None) -> ExpansionResult:
-    """Seed 002 Table 3 for one trace: the upper limit and the sps timing core's exact expansion."""
-    from ..sim import simulate
-    from ..sim.config import SimConfig
-
+    """Wu et al. 2012 Table 3 for one trace: the upper limit and the sps timing core's exact expansion."""
     flags = expansion_branches(trace)
     counts = ipdom_replay(trace, warp_size, flags)
     if config is None:  # enough warp slots for one CTA of narrow warps (the counts ignore occupancy)
@@ -393,8 +398,6 @@ def expansion(trace: Trace, warp_size: int = 32, config=None) -> ExpansionResult
     for b in np.flatnonzero(flags):
         regions |= set(region_blocks(trace, int(b)))
     # the control tree's interacting edges (what makes the CFG unstructured), reported for cross-reference
-    from .control_tree import build_control_tree
-
     tree = build_control_tree(trace.n_blocks, _succ_lists(trace), 0, trace.n_blocks - 1)
     edges = [f"{_label(trace, int(u))}->{_label(trace, int(v))} ({k})" for u, v, k in tree.interacting_edges]
     return ExpansionResult(
@@ -414,13 +417,6 @@ def struct_vs_ipdom(workload: str, size: str = "tiny", seed: int = 0, config=Non
     """Structurize ``workload``'s kernel, run both versions on the same inputs (outputs must be
     identical: the transformation preserves semantics), and simulate both traces under sps.
     ``keep_traces`` adds ``"traces": {"IPDOM": Trace, "STRUCT": Trace}`` to the result."""
-    from ..emu import launch
-    from ..ir import parse_ptx
-    from ..sim import simulate
-    from ..sim.config import SimConfig
-    from ..workloads import get
-    from .ptx_printer import print_module
-    from .structurize import structurize_module
 
     wl = get(workload)
     module = parse_ptx(wl.ptx_path)
