@@ -15,7 +15,7 @@ recently used line is the smallest stamp.
 
 from __future__ import annotations
 
-from ..mech._tables import inline_helper
+from ._jit import inline_helper
 from .layout import L_DIRTY, L_FILL, L_LRU, L_TAG, L_VALID
 
 

@@ -9,7 +9,7 @@ variable touches one sector per 8 threads. Constant memory serialises one access
 
 from __future__ import annotations
 
-from ..mech._tables import helper, inline_helper
+from ._jit import helper, inline_helper
 from .layout import LOCAL_BASE, SECTOR_SHIFT
 
 

@@ -13,7 +13,7 @@ time (GTX480: 127 bytes per cycle over 6 partitions) stays exact in integers.
 from __future__ import annotations
 
 from ..config import SECTOR_BYTES
-from ..mech._tables import inline_helper
+from ._jit import inline_helper
 from .layout import C_DRAM_BYTES, P_DRAM_BPC, P_DRAM_INTERLEAVE, P_DRAM_PARTS, P_DRAM_SHIFT, SECTOR_SHIFT
 
 

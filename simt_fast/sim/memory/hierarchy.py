@@ -24,7 +24,7 @@ function here allocates.
 
 from __future__ import annotations
 
-from ..mech._tables import helper, inline_helper
+from ._jit import helper, inline_helper, stream
 from .cache import fill_sector, find_way, sector_valid, set_of, touch
 from .coalesce import coalesce, distinct_addresses
 from .dram import dram_transfer
@@ -195,7 +195,7 @@ def access(state, params, sm, warp, now, space, kind, nbytes, writes_reg, addrs,
 _access_inline = inline_helper(access.py_func)
 
 
-@helper  # no NRT: it would incref/decref every array of the inlined `access` on every call
+@stream  # no NRT: it would incref/decref every array of the inlined `access` on every call
 def replay(state, params, sms, warps, nows, spaces, kinds, nbytes, writes_reg, addrs, thread_ids, n_lanes, counters,
            ready):
     """Run a stream of accesses through :func:`access` in order (row ``i`` of the 2-D ``addrs`` and

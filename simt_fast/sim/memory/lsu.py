@@ -10,7 +10,7 @@ lsu_sectors_per_cycle``. The constant cache serves one distinct address per cycl
 
 from __future__ import annotations
 
-from ..mech._tables import inline_helper
+from ._jit import inline_helper
 
 
 @inline_helper

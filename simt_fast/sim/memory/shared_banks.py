@@ -12,7 +12,7 @@ the hardware, which serves 64- and 128-bit accesses in half- and quarter-warp pa
 
 from __future__ import annotations
 
-from ..mech._tables import helper
+from ._jit import helper
 from .coalesce import insert_unique
 from .layout import BANK_BASE
 
