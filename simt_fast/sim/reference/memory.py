@@ -7,7 +7,7 @@ of ``memory.profile``. Tests compare them on random access streams and on traces
 
 from __future__ import annotations
 
-from collections import Counter, OrderedDict
+from collections import Counter, OrderedDict, defaultdict
 from dataclasses import dataclass, field
 from fractions import Fraction
 from math import ceil
@@ -91,7 +91,7 @@ class MemoryModel:
         self.l1 = [SectorCache(config.l1_bytes, config.l1_assoc) for _ in range(n_sms)] if config.l1_bytes else None
         self.l2 = SectorCache(config.l2_bytes, config.l2_assoc) if config.l2_bytes else None
         self.partition_free = [Fraction(0)] * config.dram_partitions
-        self.waits = [[] for _ in range(n_warps)]  # per warp: (issue, ready) of results it waits for
+        self.waits = defaultdict(list)  # per warp (any key): (issue, ready) of results it waits for
         self.count = Counter()
 
     # ---- counters ------------------------------------------------------------------------------
@@ -101,7 +101,7 @@ class MemoryModel:
             "mem_requests", "mem_sectors", "shared_requests", "shared_replays", "l1_hits", "l1_misses",
             "l2_hits", "l2_misses", "dram_bytes", "mem_lines", "const_requests", "const_accesses",
             "shared_passes")}
-        out["mem_stall_cycles"] = sum(union_length(w) for w in self.waits)
+        out["mem_stall_cycles"] = sum(union_length(w) for w in self.waits.values())
         return out
 
     # ---- DRAM ----------------------------------------------------------------------------------
@@ -315,3 +315,48 @@ def profile(trace: Trace, config: SimConfig) -> dict:
     out["inst_requests"] = dict(inst_requests)
     out["inst_units"] = dict(inst_units)
     return out
+
+
+class TraceMemory:
+    """The reference cycle loops' side of the model: each thread's next ``/mem`` entry (a cursor per
+    thread, advanced as the thread issues memory instructions, so it shares nothing with the
+    kernels' per-step offsets) and the :class:`MemoryModel` the accesses go to. ``on`` is False
+    under ``perfect_memory`` and for traces without per-instruction addresses (fixed latencies)."""
+
+    def __init__(self, trace: Trace, config: SimConfig, n_sms: int):
+        self.on = not config.perfect_memory and trace.has_mem
+        if not self.on:
+            return
+        self.model = MemoryModel(config, n_sms, 0, trace.n_threads)
+        self.cursor = [int(x) for x in trace.mem_ptr[:-1]]
+        self.addr = [int(a) for a in trace.mem_addr]
+        self.space = [int(c) if int(c) in MEMORY_CLASSES else -1 for c in trace.op_class]
+        n = trace.n_instrs
+        self.kind = [int(k) for k in trace.mem_kind] if trace.mem_kind is not None else [MEM_LOAD] * n
+        self.nbytes = [int(b) for b in trace.mem_bytes] if trace.mem_bytes is not None else [4] * n
+
+    def is_access(self, instr: int) -> bool:
+        return self.on and self.space[instr] >= 0
+
+    def access(self, sm: int, warp, now: int, instr: int, lanes: list, writes_reg: bool) -> int:
+        """``lanes``: the issuing warp's thread per lane, None for an inactive lane or a hole.
+        Each thread's next address is taken; returns the cycle the result is ready."""
+        addrs, tids = [], []
+        for t in lanes:
+            if t is None:
+                addrs.append(None)
+                tids.append(0)
+            else:
+                addrs.append(self.addr[self.cursor[t]])
+                self.cursor[t] += 1
+                tids.append(t)
+        return self.model.access(sm, warp, now, self.space[instr], self.kind[instr], self.nbytes[instr], writes_reg,
+                                 addrs, tids)
+
+    def stats(self) -> dict:
+        """The results-file memory stats (nothing without the model)."""
+        if not self.on:
+            return {}
+        got = self.model.stats()
+        return {k: got[k] for k in ("mem_requests", "mem_sectors", "shared_requests", "shared_replays", "l1_hits",
+                                    "l1_misses", "l2_hits", "l2_misses", "dram_bytes", "mem_stall_cycles")}
