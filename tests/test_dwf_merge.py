@@ -7,8 +7,16 @@ import pytest
 from hypothesis import example, given, settings
 
 from hws_strategies import HOLE, to_mask, warp_pairs
+from simt_fast._jit import jit
 from simt_fast.sim import dwf, hws
+from simt_fast.sim.formation.dwf import en_dwf_merge
 from simt_fast.sim.reference import dwf as ref
+
+
+@jit
+def kernel_en_dwf_merge(male, f, mmask, fmask, wsl, W, sw):  # (kernel helpers have no Python entry)
+    return en_dwf_merge(male, f, mmask, fmask, wsl, W, sw)
+
 
 PROPS = settings(max_examples=150, deadline=None)
 
@@ -134,7 +142,6 @@ def test_merge_numba_matches_reference(pair):
 def test_formation_kernel_merge_matches_reference(pair):
     """The timing kernel's own en-DWF merge (from slot masks, conflicts paired with their lane's holes
     in quarter order) gives the reference's result, or refuses exactly when it does."""
-    from simt_fast.sim.formation.dwf import en_dwf_merge as _en_dwf_merge
 
     male, female, simd = pair
     if simd >= len(male):
@@ -144,7 +151,7 @@ def test_formation_kernel_merge_matches_reference(pair):
     def bits(slots):  # the kernel's occupied-slot mask: int64, slot 63 is the sign bit
         return np.array([to_mask(slots)], np.uint64).view(np.int64)[0]
 
-    ok = _en_dwf_merge(m, 0, bits(male), bits(female), merged.reshape(1, -1), len(male), simd)
+    ok = kernel_en_dwf_merge(m, 0, bits(male), bits(female), merged.reshape(1, -1), len(male), simd)
     exp, _, _ = ref.merge_count_conflicts(male, female, simd, True)
     if exp is None:
         assert not ok and merged.tolist() == list(female)  # refused: the forming warp is untouched

@@ -62,6 +62,53 @@ def cycle_major_next(sm_res, sm_next):
 
 
 @helper
+def hand_out(pend, assigned, cta_q, n_ctas, stop_t, t, sm0):
+    """Round-robin CTA dispatch (GPGPU-Sim's block issue): the waiting CTAs go to the freed slots
+    (``pend``) one per SM in turn, each round starting after the SM that got the last CTA
+    (``cta_q`` = [next CTA, that SM]), until the CTAs or the slots run out; ``assigned[sm, c]``
+    receives the CTA of slot c. Eligible SMs: every SM (``sm0`` < 0, the cycle-major end of a
+    cycle), or ``sm0`` and the SMs stopped at cycle ``t`` (the SM-major group that resumes at t).
+    The eligible SMs' freed slots are cleared; returns how many CTAs were handed out."""
+    n_sms = pend.shape[0]
+    cta_lim = pend.shape[1]
+    handed = 0
+    got = True
+    while got and cta_q[0] < n_ctas:
+        got = False
+        start = cta_q[1]
+        for i in range(1, n_sms + 1):
+            s = (start + i) % n_sms
+            if sm0 >= 0 and s != sm0 and stop_t[s] != t:
+                continue
+            for c in range(cta_lim):
+                if pend[s, c]:
+                    pend[s, c] = False
+                    assigned[s, c] = cta_q[0]
+                    cta_q[0] += 1
+                    cta_q[1] = s
+                    handed += 1
+                    got = True
+                    break
+            if cta_q[0] >= n_ctas:
+                break
+    for s in range(n_sms):  # CTAs ran out: the other freed slots stay empty
+        if sm0 < 0 or s == sm0 or stop_t[s] == t:
+            for c in range(cta_lim):
+                pend[s, c] = False
+    return handed
+
+
+@helper
+def first_flagged(flags):
+    """The lowest SM whose flag is set (-1: none), clearing it."""
+    for s in range(flags.shape[0]):
+        if flags[s]:
+            flags[s] = False
+            return s
+    return -1
+
+
+@helper
 def cycle_major_error(nxt_t, now, last_progress, no_progress, max_cycles):
     """The machine's error when every visit of cycle ``now`` is done and the next is at ``nxt_t``:
     (code, cycle), code 0 when it goes on. Deadlock and no progress are reported at ``now``,
@@ -138,6 +185,9 @@ Machine = namedtuple("Machine", [
     "stop_t",  # [n_sms]: SM-major: the cycle an SM stopped at (NEVER: not stopped)
     "seen",  # [n_sms]: idle cycles are counted up to here (the cycle after its last visit)
     "pend",  # bool [n_sms, cta_lim]: freed CTA slots waiting for the next CTAs
+    "assigned",  # [n_sms, cta_lim]: the CTA handed to a freed slot, dispatched at the SM's next visit (-1: none)
+    "cta_q",  # [2]: the next CTA to hand out, the SM that got the last one (round-robin dispatch)
+    "to_resume",  # bool [n_sms]: cycle-major: SMs handed CTAs at the end of the cycle, to visit for them
     "res_cta",  # [n_sms, cta_lim]: the CTA in each slot (-1: none)
     "cta_live",  # [n_ctas]: threads of each CTA not yet exited
     "cta_arr",  # [n_ctas]: threads waiting at the CTA's bar.sync
@@ -152,7 +202,8 @@ def machine_state(p) -> Machine:
         simd_free=np.zeros((n_sms, n_sched), np.int64), iss_lat=np.zeros((n_sms, n_sched), np.int64),
         sm_next=np.zeros(n_sms, np.int64), sm_res=np.zeros(n_sms, np.int64), sm_lp=np.zeros(n_sms, np.int64),
         stop_t=np.full(n_sms, NEVER, np.int64), seen=np.zeros(n_sms, np.int64),
-        pend=np.zeros((n_sms, p.cta_lim), np.bool_), res_cta=np.full((n_sms, p.cta_lim), -1, np.int64),
+        pend=np.zeros((n_sms, p.cta_lim), np.bool_), assigned=np.full((n_sms, p.cta_lim), -1, np.int64),
+        cta_q=np.array([0, n_sms - 1], np.int64), to_resume=np.zeros(n_sms, np.bool_), res_cta=np.full((n_sms, p.cta_lim), -1, np.int64),
         cta_live=np.zeros(p.n_ctas, np.int64), cta_arr=np.zeros(p.n_ctas, np.int64),
         pos=np.zeros(n_threads, np.int64),
     )

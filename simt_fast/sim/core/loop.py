@@ -19,8 +19,8 @@ from ..mech._tables import S_BLK, S_EXP, S_MASK, S_OFF, S_RPCB, S_RPCO, S_STATE,
 from ..program import POLICY_GTO
 from ..stats import G_CYCLES, G_EPOCH, G_ERR, G_ERR_CYCLE, G_EXPANDED, G_IDLE, G_THREAD_INSTS, G_VKEY, G_WARP_INSTS
 from ..visits import (
-    ERR_MAX_CYCLES, ERR_REPLAY, NEVER, cycle_major_error, cycle_major_next, idle_since, simd_idle, sm_major_next,
-    sm_must_replay, sync_widths,
+    ERR_MAX_CYCLES, ERR_REPLAY, NEVER, cycle_major_error, cycle_major_next, first_flagged, hand_out, idle_since,
+    simd_idle, sm_major_next, sm_must_replay, sync_widths,
 )
 from .blocks import advance, arrive_at_barrier, blame, dispatch_cta, early_arrival, next_released, schedulable
 from .scoreboard import SB_M0, SB_RMAX, SB_RUNION, SB_T0, sb_write, sb_write_lane
@@ -127,16 +127,21 @@ def run(p, prog, m, s, out, mp, mr):
     q_hist = out.q_hist
     n_regs = sb.shape[0] // (n_slots * SB_ENTRY)
     rec_words = sbr.shape[0] // (n_slots * n_regs)  # words per scoreboard overflow record
-    # ---- CTA dispatch: fill every SM up to its CTA limit, in CTA order --------------------------
-    next_cta = 0
+    # ---- CTA dispatch: round-robin over the SMs (one CTA per SM in turn) until they are full --
+    assigned = m.assigned
+    cta_q = m.cta_q
+    to_resume = m.to_resume
+    pend[:, :] = True
+    hand_out(pend, assigned, cta_q, n_ctas, stop_t, 0, -1)
     for sm in range(n_sms):
         for c in range(cta_lim):
-            if next_cta < n_ctas:
-                dispatch_cta(mech, sm, c, next_cta, 0, W, wpc, WS, tpc, path_ptr, path, exit_b, st, winfo, sb, pos,
+            if assigned[sm, c] >= 0:
+                cta = assigned[sm, c]
+                assigned[sm, c] = -1
+                dispatch_cta(mech, sm, c, cta, 0, W, wpc, WS, tpc, path_ptr, path, exit_b, st, winfo, sb, pos,
                              cta_live, order, order_n, sm_res, g, ev, rt)
-                if cta_live[next_cta] == 0:
+                if cta_live[cta] == 0:
                     sm_retire[sm] = 1  # a CTA without live threads retires at the SM's next issue
-                next_cta += 1
     for w in range(n_slots):
         if winfo[w, W_CTA] >= 0:
             wready[w] = 0
@@ -154,28 +159,40 @@ def run(p, prog, m, s, out, mp, mr):
                 if done < n_ctas:
                     g[G_ERR] = ERR_REPLAY  # (an SM left with CTAs and no next visit)
                 return
+            if resume:
+                # the SMs stopped at `now` share the waiting CTAs (the group resumes in SM order)
+                hand_out(pend, assigned, cta_q, n_ctas, stop_t, now, sm)
         else:
-            nxt_sm = cycle_major_next(sm_res, sm_next)
-            if nxt_sm < 0 or sm_next[nxt_sm] > now:
-                # every visit of cycle `now` is done
-                if hws_sync:
-                    sync_widths(simd_free, iss_lat, now, g)
-                if done >= n_ctas:
-                    return
-                # ---- event skipping: jump to the next cycle at which anything can happen -------
-                nxt_t = sm_next[nxt_sm] if nxt_sm >= 0 else INF
-                err, err_cycle = cycle_major_error(nxt_t, now, last_progress, no_progress, max_cycles)
-                if err:
-                    g[G_ERR] = err
-                    g[G_ERR_CYCLE] = err_cycle
-                    if err != ERR_MAX_CYCLES:
-                        blame(st, winfo, g)
-                    return
-                now = nxt_t
-            sm = nxt_sm
-            resume = False
+            sm = first_flagged(to_resume)
+            resume = sm >= 0  # an SM handed CTAs at the end of cycle `now` takes them
+            if not resume:
+                nxt_sm = cycle_major_next(sm_res, sm_next)
+                if nxt_sm < 0 or sm_next[nxt_sm] > now:
+                    # every visit of cycle `now` is done: the slots freed in it get the waiting CTAs
+                    if hand_out(pend, assigned, cta_q, n_ctas, stop_t, now, -1) > 0:
+                        for s_ in range(n_sms):
+                            for c in range(cta_lim):
+                                if assigned[s_, c] >= 0:
+                                    to_resume[s_] = True
+                        continue
+                    if hws_sync:
+                        sync_widths(simd_free, iss_lat, now, g)
+                    if done >= n_ctas:
+                        return
+                    # ---- event skipping: jump to the next cycle at which anything can happen ---
+                    nxt_t = sm_next[nxt_sm] if nxt_sm >= 0 else INF
+                    err, err_cycle = cycle_major_error(nxt_t, now, last_progress, no_progress, max_cycles)
+                    if err:
+                        g[G_ERR] = err
+                        g[G_ERR_CYCLE] = err_cycle
+                        if err != ERR_MAX_CYCLES:
+                            blame(st, winfo, g)
+                        return
+                    now = nxt_t
+                sm = nxt_sm
         n_pend = 1 if resume else 0  # CTA slots of this SM freed in this visit (a resume: some)
-        g[G_VKEY] = (now + 1) * (n_sms + 1) + sm + 1
+        # the event rows' visit key: cycle, then visits before resumes (CTAs start after the cycle), then SM
+        g[G_VKEY] = ((now + 1) * 2 + resume) * (n_sms + 1) + sm + 1
 
         if not resume:
             g[G_IDLE] += idle_since(simd_free, sm, seen[sm], now)  # (mimd never sets simd_free)
@@ -435,27 +452,26 @@ def run(p, prog, m, s, out, mp, mr):
                 sm_lp[sm] = now
             elif simd_idle(simd_free, sm, now):
                 g[G_IDLE] += 1
-            if n_pend > 0 and sm_major and next_cta < n_ctas:
+            if n_pend > 0 and sm_major and cta_q[0] < n_ctas:
                 stop_t[sm] = now  # which CTAs it gets depends on the SMs not run this far yet
                 sm_next[sm] = nt  # (kept for the resume)
                 continue
         else:
             nt = sm_next[sm]
 
-        # ---- freed slots take the waiting CTAs, in slot order
-        for c in range(cta_lim if n_pend > 0 else 0):
-            if pend[sm, c]:
-                pend[sm, c] = False
-                if next_cta < n_ctas:
-                    w0 = sm * WS + c * wpc
-                    dispatch_cta(mech, sm, c, next_cta, now + 1, W, wpc, WS, tpc, path_ptr, path, exit_b, st,
-                                 winfo, sb, pos, cta_live, order, order_n, sm_res, g, ev, rt)
-                    wready[w0:w0 + wpc] = 0
-                    sk_next[sm, :] = 0
-                    if cta_live[next_cta] == 0:
-                        sm_retire[sm] = 1
-                    next_cta += 1
-                    nt = now + 1
+        # ---- a resume: the freed slots take the CTAs handed to them (`visits.hand_out`)
+        for c in range(cta_lim if resume else 0):
+            if assigned[sm, c] >= 0:
+                cta = assigned[sm, c]
+                assigned[sm, c] = -1
+                w0 = sm * WS + c * wpc
+                dispatch_cta(mech, sm, c, cta, now + 1, W, wpc, WS, tpc, path_ptr, path, exit_b, st,
+                             winfo, sb, pos, cta_live, order, order_n, sm_res, g, ev, rt)
+                wready[w0:w0 + wpc] = 0
+                sk_next[sm, :] = 0
+                if cta_live[cta] == 0:
+                    sm_retire[sm] = 1
+                nt = now + 1
         sm_next[sm] = nt if sm_res[sm] > 0 else INF
         if sm_major and sm_must_replay(sm_res[sm], nt, sm_lp[sm], no_progress, max_cycles):
             g[G_ERR] = ERR_REPLAY

@@ -28,8 +28,8 @@ from ..program import POLICY_GTO, POLICY_MAJORITY
 from ..stats import G_BARWAIT, G_CYCLES, G_ERR, G_ERR_CYCLE, G_EXITS, G_IDLE, G_MAX_STACK, G_NREL, G_THREAD_INSTS, \
     G_VKEY, G_WARP_INSTS
 from ..visits import (
-    ERR_REPLAY, cycle_major_error, cycle_major_next, idle_since, simd_idle, sm_major_next, sm_must_replay,
-    sync_widths,
+    ERR_REPLAY, cycle_major_error, cycle_major_next, first_flagged, hand_out, idle_since, simd_idle, sm_major_next,
+    sm_must_replay, sync_widths,
 )
 from .dwf import dwf_barrier, dwf_finish, pick_dwf
 from .layout import (
@@ -260,16 +260,22 @@ def run(p, prog, m, s, out, mp, mr):
     occ_hist = out.occ_hist
     q_hist = out.q_hist
 
-    next_cta = 0
+    # ---- CTA dispatch: round-robin over the SMs (one CTA per SM in turn) until they are full
+    assigned = m.assigned
+    cta_q = m.cta_q
+    to_resume = m.to_resume
+    pend[:, :] = True
+    hand_out(pend, assigned, cta_q, n_ctas, stop_t, 0, -1)
     for sm in range(n_sms):
         for c in range(cta_lim):
-            if next_cta < n_ctas:
-                dispatch_cta(mech, sm, c, next_cta, 0, W, wpc, WS, tpc, cta_lim, path_ptr, path, exit_b, wf, wsl, pos,
+            if assigned[sm, c] >= 0:
+                cta = assigned[sm, c]
+                assigned[sm, c] = -1
+                dispatch_cta(mech, sm, c, cta, 0, W, wpc, WS, tpc, cta_lim, path_ptr, path, exit_b, wf, wsl, pos,
                              cta_live, cslot, reg_ready, sb_used, pool, pool_n, free, free_n, depth, ent_pc, ent_rpc,
                              ent_nw, lay, g, block_start, src_reg, pl)
-                res_cta[sm, c] = next_cta
+                res_cta[sm, c] = cta
                 sm_res[sm] += 1
-                next_cta += 1
     done = 0
     now = 0
     last_progress = 0
@@ -282,25 +288,37 @@ def run(p, prog, m, s, out, mp, mr):
                 if done < n_ctas:
                     g[G_ERR] = ERR_REPLAY  # (an SM left with CTAs and no next visit)
                 return
+            if resume:
+                # the SMs stopped at `now` share the waiting CTAs (the group resumes in SM order)
+                hand_out(pend, assigned, cta_q, n_ctas, stop_t, now, sm)
         else:
-            nxt_sm = cycle_major_next(sm_res, sm_next)
-            if nxt_sm < 0 or sm_next[nxt_sm] > now:
-                # every visit of cycle `now` is done
-                if sync:
-                    sync_widths(simd_free, iss_lat, now, g)
-                if done >= n_ctas:
-                    return
-                nxt_t = sm_next[nxt_sm] if nxt_sm >= 0 else INF
-                err, err_cycle = cycle_major_error(nxt_t, now, last_progress, no_progress, max_cycles)
-                if err:
-                    g[G_ERR] = err
-                    g[G_ERR_CYCLE] = err_cycle
-                    return
-                now = nxt_t  # skipped cycles: nothing issues anywhere (idle cycles are counted at the next visit)
-            sm = nxt_sm
-            resume = False
+            sm = first_flagged(to_resume)
+            resume = sm >= 0  # an SM handed CTAs at the end of cycle `now` takes them
+            if not resume:
+                nxt_sm = cycle_major_next(sm_res, sm_next)
+                if nxt_sm < 0 or sm_next[nxt_sm] > now:
+                    # every visit of cycle `now` is done: the slots freed in it get the waiting CTAs
+                    if hand_out(pend, assigned, cta_q, n_ctas, stop_t, now, -1) > 0:
+                        for s_ in range(n_sms):
+                            for c in range(cta_lim):
+                                if assigned[s_, c] >= 0:
+                                    to_resume[s_] = True
+                        continue
+                    if sync:
+                        sync_widths(simd_free, iss_lat, now, g)
+                    if done >= n_ctas:
+                        return
+                    nxt_t = sm_next[nxt_sm] if nxt_sm >= 0 else INF
+                    err, err_cycle = cycle_major_error(nxt_t, now, last_progress, no_progress, max_cycles)
+                    if err:
+                        g[G_ERR] = err
+                        g[G_ERR_CYCLE] = err_cycle
+                        return
+                    now = nxt_t  # skipped cycles: nothing issues anywhere (idle cycles are counted at the next visit)
+                sm = nxt_sm
         n_pend = 1 if resume else 0  # CTA slots of this SM freed in this visit (a resume: some)
-        g[G_VKEY] = (now + 1) * (n_sms + 1) + sm + 1
+        # the event rows' visit key: cycle, then visits before resumes (CTAs start after the cycle), then SM
+        g[G_VKEY] = ((now + 1) * 2 + resume) * (n_sms + 1) + sm + 1
 
         if not resume:
             g[G_IDLE] += idle_since(simd_free, sm, seen[sm], now)
@@ -412,23 +430,22 @@ def run(p, prog, m, s, out, mp, mr):
                 dirty[sm] = True  # (its warps changed: rescan below)
             elif simd_idle(simd_free, sm, now):
                 g[G_IDLE] += 1
-            if n_pend > 0 and sm_major and next_cta < n_ctas:
+            if n_pend > 0 and sm_major and cta_q[0] < n_ctas:
                 stop_t[sm] = now  # which CTAs it gets depends on the SMs not run this far yet
                 continue
 
-        # ---- freed slots take the waiting CTAs, in slot order
-        for c in range(cta_lim if n_pend > 0 else 0):
-            if pend[sm, c]:
-                pend[sm, c] = False
-                if next_cta < n_ctas:
-                    dispatch_cta(mech, sm, c, next_cta, now + 1, W, wpc, WS, tpc, cta_lim, path_ptr, path, exit_b,
-                                 wf, wsl, pos, cta_live, cslot, reg_ready, sb_used, pool, pool_n, free, free_n, depth,
-                                 ent_pc, ent_rpc, ent_nw, lay, g, block_start, src_reg, pl)
-                    res_cta[sm, c] = next_cta
-                    sm_res[sm] += 1
-                    next_cta += 1
-                    dirty[sm] = True
-                    chk[sm] = True
+        # ---- a resume: the freed slots take the CTAs handed to them (`visits.hand_out`)
+        for c in range(cta_lim if resume else 0):
+            if assigned[sm, c] >= 0:
+                cta = assigned[sm, c]
+                assigned[sm, c] = -1
+                dispatch_cta(mech, sm, c, cta, now + 1, W, wpc, WS, tpc, cta_lim, path_ptr, path, exit_b,
+                             wf, wsl, pos, cta_live, cslot, reg_ready, sb_used, pool, pool_n, free, free_n, depth,
+                             ent_pc, ent_rpc, ent_nw, lay, g, block_start, src_reg, pl)
+                res_cta[sm, c] = cta
+                sm_res[sm] += 1
+                dirty[sm] = True
+                chk[sm] = True
 
         # ---- the next cycle this SM can issue: a SIMD unit is free and some warp is ready (only its
         # own issues and new CTAs change its warps, so nothing can happen here before that cycle)

@@ -15,6 +15,7 @@ from ..config import SimConfig
 from ..mechanisms import BY_NAME
 from ..program import prepare
 from ..stats import Stats
+from .dispatch import RoundRobinDispatch
 from .memory import TraceMemory
 from .tables import ReferenceError_, Unit, Warp, lanes, popcount
 
@@ -305,12 +306,9 @@ class ReferenceCore:
         simd_free = [[0] * n_sched for _ in range(n_sms)]
         rr = [[-1] * n_sched for _ in range(n_sms)]
         last = [[-1] * n_sched for _ in range(n_sms)]
-        next_cta = 0
-        for sm in range(n_sms):
-            for c in range(self.cta_lim):
-                if next_cta < n_ctas:
-                    self.dispatch(sm, c, next_cta, 0)
-                    next_cta += 1
+        ctas = RoundRobinDispatch(n_sms, n_ctas)
+        for sm, c, cta in ctas.hand_out([(sm, c) for sm in range(n_sms) for c in range(self.cta_lim)]):
+            self.dispatch(sm, c, cta, 0)
         done = 0
         now = 0
         last_progress = 0
@@ -321,6 +319,7 @@ class ReferenceCore:
             if now - last_progress > cfg.no_progress_cycles:
                 raise ReferenceError_(f"mechanism {self.name} made no progress for {cfg.no_progress_cycles} cycles")
             anything_pending = False
+            freed = []  # CTA slots freed in this cycle: they get the waiting CTAs at its end
             for sm in range(n_sms):
                 if all(c is None for c in self.sm_ctas[sm]):
                     continue
@@ -362,7 +361,7 @@ class ReferenceCore:
                             simd_free[sm][k] = now + self.occ
                             self.issued_now.append((sm, k))
                             anything_pending = True
-                # retire finished CTAs, dispatch replacements
+                # retire finished CTAs
                 for c in range(self.cta_lim):
                     cta = self.sm_ctas[sm][c]
                     if cta is not None and self.cta_live[cta] == 0:
@@ -372,15 +371,15 @@ class ReferenceCore:
                         self.sm_ctas[sm][c] = None
                         done += 1
                         last_progress = now
-                        if next_cta < n_ctas:
-                            self.dispatch(sm, c, next_cta, now + 1)
-                            next_cta += 1
-                            anything_pending = True
+                        freed.append((sm, c))
                 if issued_sm:
                     last_progress = now
                     anything_pending = True
                 elif mimd or all(f <= now for f in simd_free[sm]):
                     self.stats.idle_cycles += 1  # no SIMD unit issues or executes this cycle
+            for sm, c, cta in ctas.hand_out(freed):
+                self.dispatch(sm, c, cta, now + 1)
+                anything_pending = True
             if done < n_ctas and not anything_pending:
                 raise ReferenceError_(f"mechanism {self.name} deadlocked at cycle {now}")
             self.end_cycle(now, simd_free)

@@ -19,6 +19,7 @@ from ...trace.validate import require_valid
 from ..config import SimConfig, check_config, cta_limit
 from ..program import latencies
 from ..stats import Stats
+from .dispatch import RoundRobinDispatch
 from .memory import TraceMemory
 from .tables import ReferenceError_
 
@@ -197,13 +198,10 @@ class FormationCore:
         self.setup(n_sms)
         self.sm_ctas = [[None] * self.cta_lim for _ in range(n_sms)]
         simd_free = [[0] * n_sched for _ in range(n_sms)]
-        next_cta = 0
-        for sm in range(n_sms):
-            for c in range(self.cta_lim):
-                if next_cta < n_ctas:
-                    self.dispatch(sm, c, next_cta, 0)
-                    self.sm_ctas[sm][c] = next_cta
-                    next_cta += 1
+        ctas = RoundRobinDispatch(n_sms, n_ctas)
+        for sm, c, cta in ctas.hand_out([(sm, c) for sm in range(n_sms) for c in range(self.cta_lim)]):
+            self.dispatch(sm, c, cta, 0)
+            self.sm_ctas[sm][c] = cta
         done = 0
         now = 0
         last_progress = 0
@@ -214,6 +212,7 @@ class FormationCore:
                 raise ReferenceError_(f"mechanism {cfg.mechanism} made no progress")
             pending = False
             issued = []  # (sm, scheduler, latency) of this cycle's issues, for hws_sync_sms
+            freed = []  # CTA slots freed in this cycle: they get the waiting CTAs at its end
             for sm in range(n_sms):
                 if all(c is None for c in self.sm_ctas[sm]):
                     continue
@@ -236,10 +235,7 @@ class FormationCore:
                         self.sm_ctas[sm][c] = None
                         done += 1
                         last_progress = now
-                        if next_cta < n_ctas:
-                            self.dispatch(sm, c, next_cta, now + 1)
-                            self.sm_ctas[sm][c] = next_cta
-                            next_cta += 1
+                        freed.append((sm, c))
                 if issued_sm:
                     last_progress = now
                     pending = True
@@ -254,6 +250,10 @@ class FormationCore:
                 for sm, k, latency, _ in issued:
                     simd_free[sm][k] = now + widest
                     self.stats.cycles = max(self.stats.cycles, now + max(latency, widest))
+            for sm, c, cta in ctas.hand_out(freed):
+                self.dispatch(sm, c, cta, now + 1)
+                self.sm_ctas[sm][c] = cta
+                pending = True
             if self.check:
                 self.check_invariants()
             if done < n_ctas and not pending:
