@@ -51,7 +51,7 @@ def coalescing(traces: dict, base) -> None:
 def multipath(traces: dict, base) -> None:
     mechs = ("sps", "dps", "mp", "mp-oer")
     print("| workload | memory | " + " | ".join(f"{m} cycles" for m in mechs) + " | dps | mp | mp-oer (speedup over sps) |")
-    print("|---|---|" + "---|" * (2 * len(mechs) - 1) + "---|")
+    print("|---|---|" + "---|" * (2 * len(mechs) - 1))
     for name, trace in traces.items():
         fixed = dataclasses.replace(trace, mem_ptr=None, mem_addr=None, mem_format="")
         for label, tr in (("fixed latency", fixed), ("caches + DRAM", trace)):
