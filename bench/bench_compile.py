@@ -10,7 +10,8 @@ fresh process on the now warm cache times the same (loading the machine code). K
 - ``core``: the IPDOM-family cycle loop (one build serves serial … mimd), first run ``sps`` + hws;
 - ``formation``: the dwf/en-dwf/tbc cycle loop, first run ``dwf`` + hws;
 - ``formation-wide``: after that, a run with ``max_cycles`` past 2^31 (revisions that keep the
-  scoreboard in int32 when they can build the kernel a second time, for int64).
+  scoreboard in int32 when they can build the kernel a second time, for int64);
+- ``emulator``: tracing the ``nn`` workload (tiny) — the PTX interpreter (not run by default).
 
 ``--baseline REV`` (default 32dfb2b) extracts REV's package with ``git archive`` and measures it
 the same way, alternating with this checkout, and prints the ratio this / REV. The machine may be
@@ -39,6 +40,15 @@ except ImportError:  # revisions before the module's rename
     from simt_fast.trace.synthetic import synthetic
 trace = synthetic(n_blocks=12, n_threads=256, seed=1, block=(64, 1, 1))
 kernel = sys.argv[1]
+if kernel == "emulator":
+    import tempfile
+    from pathlib import Path
+    t0 = time.process_time()
+    from simt_fast.sweep.traces import trace_workload
+    with tempfile.TemporaryDirectory() as d:
+        trace_workload("nn", "tiny", 0, Path(d) / "nn.h5")
+    print(json.dumps({"cpu": time.process_time() - t0}))
+    sys.exit(0)
 t0 = time.process_time()
 from simt_fast.sim import simulate
 from simt_fast.sim.config import SimConfig

@@ -1,6 +1,7 @@
 """Timing-core throughput: simulated warp instructions per second, per mechanism, numba vs reference.
 
     python bench/bench_sim.py [--threads N] [--blocks B] [--ref-ctas C] [--workloads a,b,...|all|none]
+    python bench/bench_sim.py --baseline REV [--reps N]   # warm throughput, this checkout vs REV
 
 Two measurements:
 
@@ -16,11 +17,20 @@ Two measurements:
    instructions per second on one core) is read on this table.
 
 Times are process CPU time (the machine is shared; wall-clock time would count other jobs).
+
+``--baseline REV`` measures only the stress trace's numba throughput, in fresh processes, for this
+checkout and for REV's package (extracted with ``git archive``, as ``bench_compile.py`` does),
+alternating the two ``--reps`` times, and prints the ratio this / REV per mechanism: a change's
+effect on warm speed, side by side in one run.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import subprocess
+import sys
 import time
 
 import numpy as np
@@ -29,7 +39,10 @@ from simt_fast.sim import reference, simulate
 from simt_fast.sim.config import SimConfig, load_config
 from simt_fast.sim.registry import names
 from simt_fast.trace.model import Trace
-from simt_fast.trace.synth import synthetic
+try:
+    from simt_fast.trace.synth import synthetic
+except ImportError:  # a --baseline revision before the module's rename
+    from simt_fast.trace.synthetic import synthetic
 
 
 def first_ctas(trace: Trace, n: int) -> Trace:
@@ -91,6 +104,41 @@ def workload_table(workload_names: list, mechanisms: list):
     print(f"{'geometric mean':36} " + " ".join(f"{np.exp(np.mean(v)) / 1e6:9.2f}" for v in logs.values()))
 
 
+def stress_trace(args) -> Trace:
+    return synthetic(args.blocks, args.threads, seed=1, warp_size=32, block=(args.cta, 1, 1),
+                     divergence=args.divergence, max_path_len=200)
+
+
+# a GT200-like machine (Jin 2012 Table 5.1) scaled to 8 SMs with 2 schedulers
+STRESS_MACHINE = dict(warp_size=32, simd_width=8, n_sms=8, n_schedulers=2, max_warps_per_sm=48, max_ctas_per_sm=8,
+                      lat_alu=24, lat_global=400)
+
+
+def compare_with(args, mechanisms: list) -> None:
+    """Warm numba throughput on the stress trace, this checkout vs ``args.baseline``, alternating."""
+    from bench_compile import ROOT, extract
+
+    sides = {"this": ROOT, args.baseline: extract(args.baseline)}
+    child = [sys.executable, __file__, "--rates-only", "--threads", str(args.threads), "--blocks", str(args.blocks),
+             "--cta", str(args.cta), "--divergence", str(args.divergence), "--mechanisms", ",".join(mechanisms)]
+    best = {s: {} for s in sides}
+    for _ in range(args.reps):
+        for side, root in sides.items():
+            out = subprocess.run(child, env=dict(os.environ, PYTHONPATH=str(root)), capture_output=True, text=True)
+            if out.returncode:
+                raise SystemExit(f"{side}: bench failed:\n{out.stderr[-3000:]}")
+            for m, rate in json.loads(out.stdout.strip().splitlines()[-1]).items():
+                best[side][m] = max(best[side].get(m, 0.0), rate)
+    print(f"warm numba throughput on the stress trace, M warp insts / CPU s (best of {args.reps} alternating runs)")
+    print(f"{'mechanism':12}{'this':>10}{args.baseline:>12}{'this/base':>11}")
+    ratios = []
+    for m in mechanisms:
+        a, b = best["this"][m], best[args.baseline][m]
+        ratios.append(a / b)
+        print(f"{m:12}{a / 1e6:10.2f}{b / 1e6:12.2f}{a / b:11.2f}")
+    print(f"{'geomean':34}{np.exp(np.mean(np.log(ratios))):11.2f}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--threads", type=int, default=64 * 1024)
@@ -101,15 +149,20 @@ def main():
     ap.add_argument("--mechanisms", default=",".join(names() + ["sps+hws", "en-dwf+hws"]))
     ap.add_argument("--workloads", default=DEFAULT_WORKLOADS,
                     help="comma-separated shipped workloads for the real-kernel table, 'all', or 'none'")
+    ap.add_argument("--baseline", help="git revision: compare warm throughput with it, side by side")
+    ap.add_argument("--reps", type=int, default=3, help="--baseline: alternating runs per side")
+    ap.add_argument("--rates-only", action="store_true", help=argparse.SUPPRESS)  # --baseline's child
     args = ap.parse_args()
     mechanisms = args.mechanisms.split(",")
+    if args.baseline:
+        return compare_with(args, mechanisms)
 
-    trace = synthetic(args.blocks, args.threads, seed=1, warp_size=32, block=(args.cta, 1, 1),
-                      divergence=args.divergence, max_path_len=200)
+    trace = stress_trace(args)
+    cfg = SimConfig(**STRESS_MACHINE)
+    if args.rates_only:
+        print(json.dumps({m: best_rate(trace, configured(cfg, m))[1] for m in mechanisms}))
+        return
     small = first_ctas(trace, args.ref_ctas)
-    # a GT200-like machine (Jin 2012 Table 5.1) scaled to 8 SMs with 2 schedulers
-    cfg = SimConfig(warp_size=32, simd_width=8, n_sms=8, n_schedulers=2, max_warps_per_sm=48, max_ctas_per_sm=8,
-                    lat_alu=24, lat_global=400)
     print(f"trace: {trace.n_blocks} blocks, {trace.n_threads} threads, {trace.total_thread_insts():,} thread "
           f"instructions; reference on the first {args.ref_ctas} CTAs")
     print(f"{'mechanism':10} {'warp insts':>12} {'cycles':>12} {'numba Mwi/s':>12} {'ref kwi/s':>10} {'ratio':>8}")

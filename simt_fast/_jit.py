@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import sys
 import time
 from pathlib import Path
 
@@ -76,6 +77,8 @@ from numba.core import types as _nbtypes
 
 
 def _one_signature(dispatcher):
+    if not hasattr(dispatcher, "get_call_template"):
+        return dispatcher  # NUMBA_DISABLE_JIT: a plain Python function
     original = dispatcher.get_call_template
 
     def get_call_template(args, kws):
@@ -102,3 +105,28 @@ def jit(*args, **overrides):
 # for nothing: measured ~15% of the core's cold compile); a cycle loop is called from Python.
 helper = jit(_nrt=False, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 cycle_loop = jit(_nrt=False)
+
+
+_announced: set = set()
+announce = True  # `simt-fast warm` turns the line off: its progress bar says the same
+
+
+def has_machine_code(dispatcher) -> bool:
+    """Whether ``dispatcher`` already has machine code, in this process or in the on-disk cache (its
+    first call then only loads it). Unknown numba internals count as yes: better silent than wrong."""
+    if getattr(dispatcher, "signatures", None):
+        return True
+    try:
+        return os.path.exists(dispatcher._cache._cache_file._index_path)
+    except AttributeError:
+        return True
+
+
+def announce_compile(dispatcher, what: str, seconds: int) -> None:
+    """One line on stderr before ``dispatcher`` compiles for the first time on this machine, so a
+    first run is never minutes of silence (``simt-fast warm`` compiles everything ahead)."""
+    if not announce or dispatcher in _announced or has_machine_code(dispatcher):
+        return
+    _announced.add(dispatcher)
+    print(f"simt-fast: compiling {what} (first run only, about {seconds} s of CPU; "
+          f"`simt-fast warm` compiles every kernel ahead)", file=sys.stderr, flush=True)

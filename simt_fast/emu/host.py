@@ -15,6 +15,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
+from .._jit import announce_compile
 from ..ir.cfg import build_cfg
 from ..ir.flat import flatten
 from ..ir.inline import inline_calls
@@ -33,6 +34,9 @@ from .limits import (
     machine_bytes,
 )
 from .texture import Texture
+
+# the interpreter's cold compile CPU time, measured by bench/bench_compile.py on a 2-core machine
+EMULATOR_COLD_COMPILE_SECONDS = 60
 
 __all__ = ["launch", "Launch", "EmuError", "load_kernel", "Kernel", "Texture"]
 
@@ -381,6 +385,7 @@ def launch(
             trace_path, kernel=kern.name, grid=grid3, block=block3, cfg=flat,
             source_sha256=kern.source_sha256, attrs=attrs, with_mem=record_mem, mem_format=MEM_FORMAT,
         )
+    announce_compile(M.run, "the PTX emulator", EMULATOR_COLD_COMPILE_SECONDS)
     try:
         first = 0
         while first < n_ctas:

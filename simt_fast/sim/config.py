@@ -116,6 +116,10 @@ class SimConfig:
     dram_interleave_bytes: int = 256  # consecutive chunks of this size go to consecutive partitions
     hws: bool = False  # hybrid warp size (seed 003): squeeze + issue only active quarter-warps
     hws_sync_sms: bool = False  # reproduce the thesis simulator's all-SM warp-size synchronisation
+    # hws: squeeze lane-aware before issue (PDOM&HWS) and before a DWF male meets the pool (the
+    # thesis' §4.4 step 1). false: issue the active quarters as they are, which measures the squeeze's
+    # own share of the speedup (the thesis' Fig. 6.1; docs/hws.md)
+    hws_squeeze: bool = True
     max_cycles: int = 2_000_000_000  # guard: stop with an error past this many cycles
     no_progress_cycles: int = 1_000_000  # deadlock guard: cycles without any issue or retire
     syncwarp_blocks: str = "auto"  # stackless: "auto" (from convergence analysis) or "ipdom"
@@ -203,6 +207,8 @@ def check_config(config: SimConfig) -> None:
         )
     if config.hws_sync_sms and not config.hws:
         raise ConfigError("config field 'hws_sync_sms' = true needs hws = true")
+    if not config.hws_squeeze and not config.hws:
+        raise ConfigError("config field 'hws_squeeze' = false needs hws = true (without hws nothing is squeezed)")
     if m == "en-dwf" or (BY_NAME[m].family == "formation" and config.hws):
         if config.warp_size % config.simd_width and config.simd_width < config.warp_size:
             raise ConfigError(

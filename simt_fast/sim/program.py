@@ -38,6 +38,7 @@ Params = namedtuple("Params", [
     "exit_b",  # the virtual exit block
     "hws",  # hybrid warp size (seed 003)
     "hws_sync",  # hws_sync_sms
+    "hws_squeeze",  # hws: squeeze before issue (sps) / before the pool (dwf, en-dwf)
     "sm_major",  # visit order (sim/visits.py)
     "K",  # core: scoreboard slots per (warp, register)
     "NW",  # formation: warp records per SM
@@ -129,7 +130,7 @@ def prepare(trace: Trace, config: SimConfig, syncwarp=None) -> tuple:
         n_sched=config.n_schedulers, cta_lim=cta_lim, tpc=tpc, wpc=wpc, WS=cta_lim * wpc, n_ctas=trace.n_ctas,
         n_regs=n_registers(trace), policy=_POLICY[config.effective_issue_policy], max_cycles=config.max_cycles,
         no_progress=config.no_progress_cycles, exit_b=trace.n_blocks - 1, hws=int(config.hws),
-        hws_sync=int(config.hws_sync_sms), sm_major=0, K=0, NW=0, km=0, max_depth=0,
+        hws_sync=int(config.hws_sync_sms), hws_squeeze=int(config.hws_squeeze), sm_major=0, K=0, NW=0, km=0, max_depth=0,
     )
     program = Program(
         block_start=np.asarray(trace.block_start, np.int64), succ_ptr=np.asarray(trace.succ_ptr, np.int64),

@@ -13,6 +13,7 @@ from collections import namedtuple
 
 import numpy as np
 
+from .._jit import announce_compile
 from ..trace.model import Trace
 from ..trace.validate import require_valid
 from . import core, formation, memory
@@ -31,6 +32,11 @@ from .visits import (
 __all__ = ["simulate", "SimulationError"]
 
 FAMILIES = {"core": core, "formation": formation}
+# what a kernel family's first compile says on stderr: its mechanisms, and its cold compile CPU time
+# measured by bench/bench_compile.py on a 2-core development machine
+FAMILY_TEXT = {"core": "the simulator's core kernel (serial, sps, dps, mp, mp-oer, stackless, frontier, mimd)",
+               "formation": "the simulator's formation kernel (dwf, en-dwf, tbc)"}
+COLD_COMPILE_SECONDS = {"core": 25, "formation": 35}
 
 # what a kernel writes besides its state: the counter vector (stats.G_*), the histograms, events
 Counters = namedtuple("Counters", ["g", "occ_hist", "q_hist", "ev"])
@@ -55,6 +61,7 @@ def simulate(trace: Trace, config: SimConfig, *, events: list | None = None, syn
     params, program = prepare(trace, config, syncwarp)
     family = BY_NAME[config.mechanism].family
     kernel = FAMILIES[family]
+    announce_compile(kernel.run, FAMILY_TEXT[family], COLD_COMPILE_SECONDS[family])
     mp = prepare_memory(trace, config)
     # SM-major first; when it stops early (ERR_REPLAY, or an error one SM met on its own), the
     # cycle-major replay finds the error the machine meets first, as the reference does

@@ -72,6 +72,7 @@ def run(p, prog, m, s, out, mp, mr):
     n_q = p.n_q
     hws = p.hws
     hws_sync = p.hws_sync
+    squeeze = hws and p.hws_squeeze
     sm_major = p.sm_major
     k1 = p.K - 1
     n_slots = n_sms * WS
@@ -303,7 +304,7 @@ def run(p, prog, m, s, out, mp, mr):
                         g[G_THREAD_INSTS] += active
                         occ_hist[active] += 1
                         k_width = occ
-                        if hws:
+                        if squeeze:
                             # PDOM&HWS (seed 003 §4.1-4.2): squeezed lane-aware, the warp issues only its
                             # non-empty quarters; a lane with k threads needs k, and the squeeze gets there
                             k_width = max_lane_count(np.uint64(mask), n_q, sw)
@@ -313,6 +314,8 @@ def run(p, prog, m, s, out, mp, mr):
                             for q in range(n_q):
                                 if (mask >> (q * sw)) & qmask:
                                     quarters += 1
+                            if hws:  # hws_squeeze off: the non-empty quarters as they are
+                                k_width = quarters
                         q_hist[quarters] += 1
                         if ev.shape[0] > 0:
                             emit(ev, g, EV_ISSUE, now, winfo[w, W_GID], b, off, mask, 0, 0, 0, 0, 0)

@@ -124,7 +124,7 @@ def place(enhanced, sm, male, mmask, s, now, exclude, bound, wf, wsl, pool, pool
 
 
 @helper
-def dwf_finish(enhanced, hws, sm, w, now, wf, wsl, pool, pool_n, free, free_n, W, sw, pos, path, succ_ptr,
+def dwf_finish(enhanced, squeeze, sm, w, now, wf, wsl, pool, pool_n, free, free_n, W, sw, pos, path, succ_ptr,
                 succ_idx, exit_b, tpc, cta_live, cta_arr, rel, orig, male, sq, counts, order, nxt, g, reg_ready,
                 cslot, block_start, src_reg, pl):
     err = step(wf, wsl, w, W, pos, path, succ_ptr, succ_idx, g, now, nxt)
@@ -154,7 +154,7 @@ def dwf_finish(enhanced, hws, sm, w, now, wf, wsl, pool, pool_n, free, free_n, W
             continue
         for slot in range(W):
             male[slot] = orig[slot] if (mmask >> slot) & 1 else HOLE
-        if hws:
+        if squeeze:
             # seed 003 §4.4 step 1: squeeze the male warp before it meets the pool
             squeeze_scratch(male, sq, sw, counts, order)
             mmask = np.int64(0)
@@ -171,7 +171,7 @@ def dwf_finish(enhanced, hws, sm, w, now, wf, wsl, pool, pool_n, free, free_n, W
             wf[w, F_OFF] = 0
             wf[w, F_NB] = now + 1
             keep = False
-            if left == wf[w, F_N] and not hws:
+            if left == wf[w, F_N] and not squeeze:
                 # the whole warp goes on together (no thread exited, left or merged): same slots,
                 # so its row cache stays valid
                 ready_rows(wf, wsl, w, W, reg_ready, block_start, src_reg, pl, tpc)

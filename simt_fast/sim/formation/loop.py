@@ -206,6 +206,7 @@ def run(p, prog, m, s, out, mp, mr):
     exit_b = p.exit_b
     hws = p.hws
     sync = p.hws_sync
+    squeeze = hws and p.hws_squeeze
     sm_major = p.sm_major
     block_start = prog.block_start
     succ_ptr = prog.succ_ptr
@@ -386,7 +387,7 @@ def run(p, prog, m, s, out, mp, mr):
                                                exit_b, g, reg_ready, tpc, cslot, block_start, src_reg, pl)
                                 err = 0
                         else:
-                            err = dwf_finish(enhanced, hws, sm, fw, now, wf, wsl, pool, pool_n, free, free_n, W, sw,
+                            err = dwf_finish(enhanced, squeeze, sm, fw, now, wf, wsl, pool, pool_n, free, free_n, W, sw,
                                              pos, path, succ_ptr, succ_idx, exit_b, tpc, cta_live, cta_arr, rel, s.orig,
                                              s.male, s.sq, s.sq_counts, s.sq_order, s.nxt, g, reg_ready, cslot,
                                              block_start, src_reg, pl)

@@ -176,7 +176,7 @@ class DWFCore(FormationCore):
                     if t != HOLE:
                         self.exit_thread(t)
                 continue
-            if self.cfg.hws:
+            if self.cfg.hws and self.cfg.hws_squeeze:
                 male = list(squeeze(male, self.sw))  # seed 003 §4.4 step 1: squeeze the male
             male = self.place(sm, male, s, now)
             if male is None:

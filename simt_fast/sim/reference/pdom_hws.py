@@ -18,14 +18,14 @@ from .hws import squeeze
 class PDOMHWSCore(ReferenceCore):
     def __init__(self, trace, config, events):
         check_config(config)
-        super().__init__(trace, config.replace(hws=False, hws_sync_sms=False), events)
+        super().__init__(trace, config.replace(hws=False, hws_sync_sms=False, hws_squeeze=True), events)
         self.hws_cfg = config
         self.latencies_now: list = []
 
     def issue(self, sm, warp, u, now):
         sw = self.cfg.simd_width
         slots = [lane if u.mask >> lane & 1 else -1 for lane in range(self.W)]
-        squeezed = list(squeeze(slots, sw))
+        squeezed = list(squeeze(slots, sw)) if self.hws_cfg.hws_squeeze else slots
         # seed 003 §4.2: one issue cycle per quarter that still holds a thread after the squeeze
         width = sum(1 for q in range(self.n_q) if any(t >= 0 for t in squeezed[q * sw:(q + 1) * sw]))
         unsqueezed = sum(1 for q in range(self.n_q) if u.mask >> (q * sw) & ((1 << sw) - 1))
