@@ -11,10 +11,10 @@ put together (dwf, tbc), which is where their loads stop coalescing.
 from __future__ import annotations
 
 from .._jit import helper
-from .memory import access
+from .memory import STATE_FIELDS, access
 from .memory.layout import NO_ACCESS
 
-WAIT_FIELD = 6  # memory.STATE_FIELDS.index("warp_wait")
+WAIT_FIELD = STATE_FIELDS.index("warp_wait")  # (a constant to numba: the state tuple's warp_wait)
 
 
 @helper
