@@ -55,7 +55,7 @@ THESIS = {  # Jin 2012 = Jin 2012 (name: config overrides on the gt200 preset)
 
 
 def bench_trace(blocks=48, threads=64 * 1024, cta=256, divergence=0.1):
-    """The synthetic stress trace this benchmark replays (also profiled by scripts/profile_core.py)."""
+    """The synthetic stress trace this benchmark replays."""
     return synthetic(blocks, threads, seed=1, warp_size=32, block=(cta, 1, 1), divergence=divergence,
                      max_path_len=200)
 

@@ -1,4 +1,4 @@
-"""DWF / en-DWF lane-aware merge (seed 003 §3.6, §4.4, Appendix B): goldens, properties, numba == reference."""
+"""DWF / en-DWF lane-aware merge (Jin 2012, §3.6, §4.4, Appendix B): goldens, properties, numba == reference."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Hand-worked golden runs: DWF merging (and a lane conflict), en-DWF where DWF conflicts (seed 003
+"""Hand-worked golden runs: DWF merging (and a lane conflict), en-DWF where DWF conflicts (Jin 2012,
 Fig. 4.5 inside a run), TBC compaction and restoration, PDOM&HWS issuing a 0011 warp in 2 cycles."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Eq. 6.1 HWS speedup estimate (seed 003 §6.1, Table 6.1): goldens, numpy and reference checks."""
+"""Eq. 6.1 HWS speedup estimate (Jin 2012, §6.1, Table 6.1): goldens, numpy and reference checks."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""HWS squeeze and warp scaling (seed 003 §4.1-4.2, Appendix A and C): goldens, properties, numba == reference."""
+"""HWS squeeze and warp scaling (Jin 2012, §4.1-4.2, Appendix A and C): goldens, properties, numba == reference."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ def warp_of(threads, warp_size=32):
 
 
 # ---------------------------------------------------------------------------------------------
-# goldens from seed 003's figures
+# goldens from the figures of Jin 2012
 # ---------------------------------------------------------------------------------------------
 def test_figure_4_1_warps_b_and_c_scale_to_8_and_24_threads():
     """Figure 4.1: one 32-thread warp diverges into warp B and warp C (SIMD width 8, rows = lanes).

@@ -171,7 +171,8 @@ def test_mimd_lower_bound_on_a_larger_trace():
     cfg = SimConfig(warp_size=32, simd_width=8, n_sms=2, max_warps_per_sm=8, lat_global=100)
     res = {m: simulate(trace, cfg.replace(mechanism=m)) for m in MECHS}
     assert all(res["mimd"].cycles <= r.cycles for r in res.values())
-    # the same IPDOM reconvergence points give the same SIMD utilisation for sps, dps and mp (seed 001)
+    # the same IPDOM reconvergence points give the same SIMD utilisation for sps, dps and mp
+    # (ElTantawy et al. 2014)
     assert res["sps"].warp_insts == res["dps"].warp_insts == res["mp"].warp_insts
     assert res["mp-oer"].warp_insts <= res["mp"].warp_insts
     assert res["serial"].warp_insts >= res["sps"].warp_insts

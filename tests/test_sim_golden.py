@@ -1,4 +1,4 @@
-"""Golden tests from seed 001 (multi-path IPDOM slides), worked by hand, 4-thread warps.
+"""Golden tests from ElTantawy et al. 2014 (the multi-path IPDOM slides), worked by hand, 4-thread warps.
 
 Masks are written as in the slides: lane 0 leftmost ("1010" = lanes 0 and 2).
 PCs are (block, instruction offset); blocks A=0, B=1, C=2, D=3, the virtual exit is 4.
@@ -157,7 +157,7 @@ def test_divergent_loop_with_break_keeps_tables_bounded():
 
 
 def test_thread_frontiers_run_each_block_once_on_an_unstructured_dag():
-    """Seed 002 Fig. 7 situation: seven threads of one warp take seven different paths through an
+    """Wu et al. 2012, Fig. 7 situation: seven threads of one warp take seven different paths through an
     unstructured acyclic CFG whose every branch has the exit as IPDOM. IPDOM reconvergence runs the
     shared blocks once per path that reaches them (dynamic code expansion, Fig. 7(c)); thread
     frontiers (RPO priority) merge the paths where they meet, so every block issues exactly once

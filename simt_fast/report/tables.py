@@ -60,12 +60,14 @@ def mechanisms_in_order(df) -> list:
 
 
 SYNC_SUFFIX = " (SMs synced)"  # hws_sync_sms: the thesis simulator's all-SM warp-size synchronisation
+NO_SQUEEZE_SUFFIX = " (no squeeze)"  # hws_squeeze = false: HWS without the lane-aware squeeze
 
 
 def series_label(row) -> str:
     if not row.get("hws", False):
         return str(row["mechanism"])
-    return f"{row['mechanism']}&HWS" + (SYNC_SUFFIX if row.get("hws_sync_sms", False) else "")
+    return (f"{row['mechanism']}&HWS" + (SYNC_SUFFIX if row.get("hws_sync_sms", False) else "")
+            + ("" if row.get("hws_squeeze", True) else NO_SQUEEZE_SUFFIX))
 
 
 def pivot(df, value: str, mean: str = "harmonic"):

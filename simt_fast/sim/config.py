@@ -97,7 +97,7 @@ class SimConfig:
     lat_local: int = 400
     lat_const: int = 24
     lat_branch: int = 24
-    perfect_memory: bool = False  # no memory model; memory latencies become lat_alu (seed 003 Table 5.1 setup)
+    perfect_memory: bool = False  # no memory model; memory latencies become lat_alu (Jin 2012, Table 5.1 setup)
     # ---- memory model (docs/memory.md; used when perfect_memory is off and the trace has addresses).
     # Defaults: GTX480 as GPGPU-Sim's Fermi configuration models it (the `fermi` preset cites them).
     lat_l1: int = 30  # L1 hit; lat_global is the DRAM latency, lat_shared a shared-memory pass
@@ -114,7 +114,7 @@ class SimConfig:
     dram_bytes_per_cycle: int = 127  # whole GPU (0: unlimited)
     dram_partitions: int = 6  # memory partitions the bandwidth is split over
     dram_interleave_bytes: int = 256  # consecutive chunks of this size go to consecutive partitions
-    hws: bool = False  # hybrid warp size (seed 003): squeeze + issue only active quarter-warps
+    hws: bool = False  # hybrid warp size (Jin 2012): squeeze + issue only active quarter-warps
     hws_sync_sms: bool = False  # reproduce the thesis simulator's all-SM warp-size synchronisation
     # hws: squeeze lane-aware before issue (PDOM&HWS) and before a DWF male meets the pool (the
     # thesis' §4.4 step 1). false: issue the active quarters as they are, which measures the squeeze's
@@ -159,7 +159,7 @@ class SimConfig:
     # ---- derived --------------------------------------------------------------------------
     @property
     def n_quarters(self) -> int:
-        """Issue sub-groups per warp (seed 003's quarter-warps when warp 32 / SIMD 8)."""
+        """Issue sub-groups per warp (the quarter-warps of Jin 2012 when warp 32 / SIMD 8)."""
         return -(-self.warp_size // self.simd_width)
 
     @property
@@ -203,7 +203,7 @@ def check_config(config: SimConfig) -> None:
     if config.hws and m not in HWS_NAMES:
         raise ConfigError(
             f"config field 'hws' = true is defined for {', '.join(HWS_NAMES)} only, not for '{m}' "
-            f"(seed 003 squeezes a warp's quarter-warps; see docs/hws.md)"
+            f"(Jin 2012 squeezes a warp's quarter-warps; see docs/hws.md)"
         )
     if config.hws_sync_sms and not config.hws:
         raise ConfigError("config field 'hws_sync_sms' = true needs hws = true")

@@ -1,4 +1,4 @@
-"""Lane-aware warp merging for dynamic warp formation: DWF and en-DWF (seed 003 §3.6, §4.4, App. B).
+"""Lane-aware warp merging for dynamic warp formation: DWF and en-DWF (Jin 2012, §3.6, §4.4, App. B).
 
 The *male* warp is the incoming warp looking for a partner; the *female* warp is the forming
 warp from the warp pool that offers to take it (the thesis' names). Both are slot arrays as in
@@ -73,7 +73,7 @@ def _merge_into(male, female, out, simd_width, enhanced):
 
 @jit
 def _squeeze_merge_into(male, female, squeezed, out, simd_width, enhanced, counts, order):
-    """(en-)DWF&HWS, seed 003 §4.4 steps 1-3: squeeze the male warp, then merge it.
+    """(en-)DWF&HWS, Jin 2012, §4.4 steps 1-3: squeeze the male warp, then merge it.
 
     ``squeezed`` receives the squeezed male (the male enters the pool like this if the merge
     is refused); ``counts``/``order`` are int64 scratch of n_quarters. Returns
@@ -162,7 +162,7 @@ def merge(male_slots, female_slots, simd_width, enhanced: bool):
 
 
 def squeeze_and_merge(male_slots, female_slots, simd_width, enhanced: bool = True):
-    """DWF&HWS / en-DWF&HWS (seed 003 §4.4, Fig. 4.6): squeeze the male warp, then merge it.
+    """DWF&HWS / en-DWF&HWS (Jin 2012, §4.4, Fig. 4.6): squeeze the male warp, then merge it.
 
     Returns ``(merged or None, squeezed male, n_conflicts, n_moved)``; downscale the merged warp
     with :func:`simt_fast.sim.hws.active_quarters`. The thesis squeezes the male before the merge

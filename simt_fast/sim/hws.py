@@ -1,4 +1,4 @@
-"""Hybrid warp size (HWS, seed 003 = Jin 2012): lane-aware squeeze, warp scaling, Eq. 6.1 estimate.
+"""Hybrid warp size (HWS, Jin 2012): lane-aware squeeze, warp scaling, Eq. 6.1 estimate.
 
 A warp has ``warp_size`` *slots*; slot ``s`` sits in SIMD lane ``s % simd_width`` and in quarter
 (issue sub-group, the thesis' quarter-warp) ``s // simd_width``. Under HWS a warp issues one
@@ -250,7 +250,7 @@ def _check_warp_shape(warp_size, simd_width):
 # public API
 # --------------------------------------------------------------------------------------------
 def squeeze(slots, simd_width) -> np.ndarray:
-    """Lane-aware squeeze of one warp (seed 003 §4.1, Appendix A).
+    """Lane-aware squeeze of one warp (Jin 2012, §4.1, Appendix A).
 
     ``slots[s]`` is the thread id in slot ``s`` (``-1`` = hole). Returns a new int64 array in
     which threads have moved, each within its own lane, from the emptiest quarters into the

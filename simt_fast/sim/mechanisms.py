@@ -23,7 +23,7 @@ class Mechanism:
     reference: str  # its plain-Python reference model
     source: str  # the paper it implements
     summary: str
-    hws: bool = False  # config field `hws` may be true (seed 003's squeeze + warp scaling)
+    hws: bool = False  # config field `hws` may be true (the squeeze and warp scaling of Jin 2012)
     majority: bool = False  # DWF's majority scheduling applies (and is the paper's policy: `issue_policy = auto`)
 
 

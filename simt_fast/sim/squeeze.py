@@ -1,4 +1,4 @@
-"""The lane-aware squeeze and the issue width it gives (seed 003 §4.1-4.2), as the numba kernels
+"""The lane-aware squeeze and the issue width it gives (Jin 2012, §4.1-4.2), as the numba kernels
 the cycle loops call (PDOM&HWS in the core, en-DWF&HWS in the formation kernel) and
 :mod:`simt_fast.sim.hws` builds its public API on. A module of its own so that the simulator does
 not compile the public API's eagerly typed functions when it starts.
@@ -44,7 +44,7 @@ def _squeeze_scratch(slots, out, simd_width, counts, order):
     so a hot loop squeezing many warps allocates nothing per warp.
 
     Recipients are the fullest quarters first; each hole of a recipient is filled from the
-    emptiest quarter that has a thread in the same lane (seed 003 §4.1 steps 1-4, Fig. 4.2).
+    emptiest quarter that has a thread in the same lane (Jin 2012, §4.1 steps 1-4, Fig. 4.2).
     Threads never change lane (objective 1, no register-bank conflict); donors are the
     emptiest quarters so the fewest threads move (objective 3). The scan reads the warp as it
     is being squeezed, so every lane ends up filled from the top-ranked quarter down and the

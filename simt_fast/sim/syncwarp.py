@@ -1,4 +1,4 @@
-"""Where the compiler puts ``syncwarp`` for the stackless mechanism (seed 004 §5.2; docs/core.md).
+"""Where the compiler puts ``syncwarp`` for the stackless mechanism (Lee et al. 2013, §5.2; docs/core.md).
 
 A bool per block: a syncwarp at the block's entry. ``syncwarp_blocks = "auto"`` places one at the
 entry of every convergent block with a divergent predecessor, from the convergence analysis;
@@ -23,10 +23,10 @@ def ipdom_syncwarp(trace) -> np.ndarray:
 
 
 def structural_syncwarp(trace) -> np.ndarray:
-    """``"auto"`` from the trace's CFG alone (no PTX): seed 004's structure-only convergence ("CA": every
-    conditional branch may diverge) with the §3.4 early-exit rule and barrier protection; a syncwarp
-    goes in each convergent block with a divergent predecessor. Sound, but fewer blocks are convergent
-    than with the variance analysis (:func:`analysis_syncwarp`)."""
+    """``"auto"`` from the trace's CFG alone (no PTX): the structure-only convergence of Lee et al.
+    2013 ("CA": every conditional branch may diverge) with the §3.4 early-exit rule and barrier
+    protection; a syncwarp goes in each convergent block with a divergent predecessor. Sound, but
+    fewer blocks are convergent than with the variance analysis (:func:`analysis_syncwarp`)."""
     from ..ir.graph import control_dependence, iterated_control_dependence, lists_from_csr, predecessors
     from ..ir.model import OpClass
 

@@ -155,7 +155,7 @@ def simd_idle(simd_free, sm, now):
 
 @helper
 def sync_widths(simd_free, iss_lat, now, g):
-    """hws_sync_sms (the thesis simulator, seed 003 §4.2 step 3), at the end of cycle ``now``: every
+    """hws_sync_sms (the thesis simulator, Jin 2012, §4.2 step 3), at the end of cycle ``now``: every
     warp issued in it, on any SM, takes the largest warp size among them. ``iss_lat[sm, k]`` is
     latency + 1 of scheduler k's issue this cycle (0: none); it is cleared."""
     widest = 0

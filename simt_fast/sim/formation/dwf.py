@@ -16,7 +16,7 @@ import numpy as np
 from numba.cpython.unsafe.numbers import trailing_zeros
 
 from ..._jit import helper
-from ..squeeze import _squeeze_scratch as squeeze_scratch  # (seed 003 §4.4 step 1)
+from ..squeeze import _squeeze_scratch as squeeze_scratch  # (Jin 2012, §4.4 step 1)
 from ..mech._tables import popcount
 from ..stats import G_LANE_CONFLICTS, G_MERGES
 from .layout import (
@@ -29,7 +29,7 @@ from .pool import alloc, exit_thread, first_succ, new_warp, pool_add, pool_remov
 
 @helper
 def en_dwf_merge(male, f, mmask, fmask, wsl, W, sw):
-    """en-DWF (seed 003 Appendix B) of the male group into warp ``f``, from the occupied-slot masks;
+    """en-DWF (Jin 2012, Appendix B) of the male group into warp ``f``, from the occupied-slot masks;
     False (and ``f`` untouched) when some lane cannot hold its threads. The kernel's form of
     `dwf._merge_into` (the public function and the reference model use that one; the differential
     tests compare them): a conflict of lane l needs a position of l that is a hole in both warps, so
@@ -81,7 +81,7 @@ def place(enhanced, sm, male, mmask, s, now, exclude, bound, wf, wsl, pool, pool
         any_forming = True
         fmask = wf[f, F_MASK]
         if enhanced:
-            # seed 003 Appendix B: the whole male fits when every conflict finds a hole of its lane
+            # Jin 2012, Appendix B: the whole male fits when every conflict finds a hole of its lane
             if mmask & fmask == 0:  # no conflict: the union (what `_merge_into` returns then)
                 ok = True
                 for slot in range(W):
@@ -155,7 +155,7 @@ def dwf_finish(enhanced, squeeze, sm, w, now, wf, wsl, pool, pool_n, free, free_
         for slot in range(W):
             male[slot] = orig[slot] if (mmask >> slot) & 1 else HOLE
         if squeeze:
-            # seed 003 §4.4 step 1: squeeze the male warp before it meets the pool
+            # Jin 2012, §4.4 step 1: squeeze the male warp before it meets the pool
             squeeze_scratch(male, sq, sw, counts, order)
             mmask = np.int64(0)
             for slot in range(W):

@@ -1,4 +1,5 @@
-"""`frontier`: earliest reconvergence by thread frontiers (Diamos et al., MICRO 2011; seed 002 Fig. 7(d)).
+"""`frontier`: earliest reconvergence by thread frontiers (Diamos et al., MICRO 2011; Wu et al. 2012,
+Fig. 7(d)).
 
 Each thread has its own PC; a warp issues the threads at its highest-priority PC, the priority
 being the block's reverse post-order number (then the offset). Threads at the same PC form one

@@ -1,4 +1,4 @@
-"""`mp`: multi-path IPDOM (ElTantawy, Ma, O'Connor, Aamodt, HPCA 2014 — seed 001).
+"""`mp`: multi-path IPDOM (ElTantawy, Ma, O'Connor, Aamodt, HPCA 2014).
 
 Rules, as implemented on the shared tables (``_tables``):
 
@@ -9,8 +9,8 @@ Rules, as implemented on the shared tables (``_tables``):
   group becomes a new ST split whose RPC is IPDOM(P); a group whose target *is* IPDOM(P) has
   already arrived, so its bits are cleared from the pending mask at once.
 * A split reaching its RPC leaves the ST and clears its bits in its RT entry's pending mask; when
-  the pending mask is all zeros the RT entry moves to the ST as one reconverged split (seed 001:
-  "upon each update to the pending mask ... checked if it is all zeros").
+  the pending mask is all zeros the RT entry moves to the ST as one reconverged split (ElTantawy
+  et al. 2014: "upon each update to the pending mask ... checked if it is all zeros").
 * Exiting threads are cleared from every RT entry of their warp (they will never arrive).
 * A divergence whose IPDOM is the diverging split's own RPC creates no new RT entry (``diverge``'s
   ``collapse``): its targets reconverge into the split's RT entry directly.

@@ -1,12 +1,13 @@
-"""`mp-oer`: multi-path IPDOM + opportunistic early reconvergence (seed 001, do-while/break example).
+"""`mp-oer`: multi-path IPDOM + opportunistic early reconvergence (ElTantawy et al. 2014, the
+do-while/break example).
 
 Everything of ``mp``, plus: when two splits of one warp are in the same basic block with the same
 RPC and the same RT parent, and the trailing one is at the block's first instruction while the
 leading one is at offset k > 0, the leading split leaves the ST and a new RT entry is created with
 PC = (block, k) — the leading split's next PC — RPC = their common RPC, reconvergence mask = both
 masks, pending mask = the trailing mask. The trailing split's RPC becomes (block, k). When it gets
-there its pending bits clear and the merged split moves to the ST (seed 001 steps 4b→4a). Two
-splits both at (block, 0) merge at once. Each such event counts one ``early_reconvergences``.
+there its pending bits clear and the merged split moves to the ST (ElTantawy et al. 2014, steps
+4b→4a). Two splits both at (block, 0) merge at once. Each such event counts one ``early_reconvergences``.
 """
 
 from ._tables import (

@@ -1,4 +1,5 @@
-"""`sps`: single-path IPDOM reconvergence stack (PDOM; Fung et al. 2007, seed 001's baseline).
+"""`sps`: single-path IPDOM reconvergence stack (PDOM; Fung et al. 2007, the baseline of ElTantawy et
+al. 2014).
 
 On divergence the top entry's PC becomes the reconvergence PC (the IPDOM of the branch block) and
 one entry per target is pushed with that RPC; only the top entry issues; it is popped when its PC

@@ -1,11 +1,11 @@
-"""`stackless`: stackless SIMT with compiler-placed ``syncwarp`` reconvergence (seed 004 §5.2, Lee et al. 2013).
+"""`stackless`: stackless SIMT with compiler-placed ``syncwarp`` reconvergence (Lee et al. 2013, §5.2).
 
 Every thread has its own PC; there is no divergence stack and no hardware PC comparison. A warp's
 threads at one PC that moved together form an issue unit (a split-table row); on a divergent branch
 the first target group keeps the row and every other group gets a new row, and rows never merge by
 themselves -- diverged threads run independently, like MIMD threads sharing the warp's issue slot (one
 unit issues per warp per cycle). Reconvergence happens only at ``syncwarp`` points, which the compiler
-puts at the entry of every *convergent block that has a divergent predecessor* (seed 004 §5.2;
+puts at the entry of every *convergent block that has a divergent predecessor* (Lee et al. 2013, §5.2;
 ``syncwarp_blocks = "auto"``, from the convergence analysis) or, as a comparison point, at the
 immediate post-dominator of every branch (``"ipdom"``); where they are is `simt_fast.sim.syncwarp`.
 

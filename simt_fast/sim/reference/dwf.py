@@ -1,4 +1,4 @@
-"""Reference `dwf` / `en-dwf`: dynamic warp formation (Fung et al., MICRO 2007; seed 003 §3.6, §4.4).
+"""Reference `dwf` / `en-dwf`: dynamic warp formation (Fung et al., MICRO 2007; Jin 2012, §3.6, §4.4).
 
 The merge of a *male* warp (the incoming group) into a *female* warp (a forming warp of the pool),
 both slot lists (``-1`` = hole, slot ``s`` in lane ``s % simd_width``, quarter ``s // simd_width``),
@@ -12,12 +12,12 @@ Rules (docs/formation.md; the numba twin is ``simt_fast.sim.formation.dwf``):
   at that block's first instruction (warps that have not issued there yet), oldest first.
 * DWF: a thread joins the first forming warp whose slot for it is free (a thread never changes
   slot, so never lane: no register-bank conflict). en-DWF: if the whole male fits a forming warp
-  under seed 003 Appendix B (a conflicting thread moves to another quarter of its lane that is a
+  under Jin 2012, Appendix B (a conflicting thread moves to another quarter of its lane that is a
   hole in both warps) it merges whole, with those moves; otherwise the DWF rule applies to it.
 * Threads left over open a new warp; the first such group keeps the dissolved warp's id and age.
   ``merges`` counts (group, forming warp) pairs that joined; ``lane_conflicts`` counts threads that
   had to open a new warp although a forming warp at their PC existed.
-* Under hws the male is squeezed before it meets the pool (seed 003 §4.4 step 1) and a warp
+* Under hws the male is squeezed before it meets the pool (Jin 2012, §4.4 step 1) and a warp
   issues for its active quarters only (step 4).
 * Scheduling: ``majority`` issues at the PC with the most (non-waiting) threads on the SM, ties to
   the lower PC, round-robin by age among that PC's ready warps; ``lrr`` walks all warps by age.
@@ -177,7 +177,7 @@ class DWFCore(FormationCore):
                         self.exit_thread(t)
                 continue
             if self.cfg.hws and self.cfg.hws_squeeze:
-                male = list(squeeze(male, self.sw))  # seed 003 §4.4 step 1: squeeze the male
+                male = list(squeeze(male, self.sw))  # Jin 2012, §4.4 step 1: squeeze the male
             male = self.place(sm, male, s, now)
             if male is None:
                 continue

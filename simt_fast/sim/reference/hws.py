@@ -1,4 +1,4 @@
-"""Plain-Python reference model of hybrid warp size (seed 003, Jin 2012), for differential tests.
+"""Plain-Python reference model of hybrid warp size (Jin 2012), for differential tests.
 
 Written to be read next to the thesis, not to be fast. The numba kernels in
 :mod:`simt_fast.sim.hws` must agree with every function here on every input.
@@ -37,7 +37,7 @@ def quarter_rank_order(counts):
 
 
 def squeeze_with_moves(slots, simd_width):
-    """Lane-aware squeeze (seed 003 §4.1, Fig. 4.2, Appendix A); returns ``(slots, n_moves)``.
+    """Lane-aware squeeze (Jin 2012, §4.1, Fig. 4.2, Appendix A); returns ``(slots, n_moves)``.
 
     Recipients are taken fullest first (rank 0, 1, …, q-2); for each hole of a recipient,
     donors are scanned from the emptiest quarter upwards (rank q-1 down to recipient+1) and the

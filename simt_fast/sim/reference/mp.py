@@ -1,4 +1,4 @@
-"""Reference `mp`: multi-path IPDOM tables (seed 001). See simt_fast/sim/mech/mp.py for the rules."""
+"""Reference `mp`: multi-path IPDOM tables (ElTantawy et al. 2014). Rules: simt_fast/sim/mech/mp.py."""
 
 from __future__ import annotations
 

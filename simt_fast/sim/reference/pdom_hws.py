@@ -1,10 +1,10 @@
-"""Reference PDOM&HWS (seed 003 §4.1-4.3): the reference core's `sps`, issuing only active quarters.
+"""Reference PDOM&HWS (Jin 2012, §4.1-4.3): the reference core's `sps`, issuing only active quarters.
 
-Before a warp issues, its active threads are squeezed lane-aware (seed 003 Appendix A); the warp
+Before a warp issues, its active threads are squeezed lane-aware (Jin 2012, Appendix A); the warp
 then occupies the SIMD unit for its non-empty quarters only. A lane holding k threads needs k
 quarters and the squeeze reaches that bound, so the issue width is the most threads any one lane
 holds (``squeezed_quarter_count``). The squeeze does not outlive the issue: at the IPDOM the warp
-is the converged warp again (seed 003 §4.2, "the converged warp always has consecutive thread
+is the converged warp again (Jin 2012, §4.2, "the converged warp always has consecutive thread
 IDs"). ``quarter_hist`` records the issued (squeezed) quarters.
 """
 
@@ -26,7 +26,7 @@ class PDOMHWSCore(ReferenceCore):
         sw = self.cfg.simd_width
         slots = [lane if u.mask >> lane & 1 else -1 for lane in range(self.W)]
         squeezed = list(squeeze(slots, sw)) if self.hws_cfg.hws_squeeze else slots
-        # seed 003 §4.2: one issue cycle per quarter that still holds a thread after the squeeze
+        # Jin 2012, §4.2: one issue cycle per quarter that still holds a thread after the squeeze
         width = sum(1 for q in range(self.n_q) if any(t >= 0 for t in squeezed[q * sw:(q + 1) * sw]))
         unsqueezed = sum(1 for q in range(self.n_q) if u.mask >> (q * sw) & ((1 << sw) - 1))
         self.occ = width
@@ -37,7 +37,7 @@ class PDOMHWSCore(ReferenceCore):
 
     def end_cycle(self, now, simd_free):
         if self.hws_cfg.hws_sync_sms and self.issued_now:
-            # the thesis simulator (seed 003 §4.2 step 3): every warp issued in this cycle, on any SM,
+            # the thesis simulator (Jin 2012, §4.2 step 3): every warp issued in this cycle, on any SM,
             # takes the largest warp size among them
             widest = max(simd_free[sm][k] - now for sm, k in self.issued_now)
             for sm, k in self.issued_now:

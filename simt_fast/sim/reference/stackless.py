@@ -1,4 +1,4 @@
-"""Reference `stackless` (seed 004 §5.2): per-thread PCs, reconvergence only at syncwarp blocks.
+"""Reference `stackless` (Lee et al. 2013, §5.2): per-thread PCs, reconvergence only at syncwarp blocks.
 
 Same rules as :mod:`simt_fast.sim.mech.stackless`, on the reference model's ``Unit`` objects: a unit
 that enters a syncwarp block waits (``sync_wait``); when no unit of the warp can issue, the units
