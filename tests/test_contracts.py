@@ -50,3 +50,10 @@ def test_stats_ratios_are_derived():
     assert s.simd_util == 0.5 and s.ipc == 6.4
     d = s.to_dict()
     assert all(k in d for k in SCALAR_STATS)
+
+
+def test_every_stat_is_named_in_design():
+    """Stats are the results-file columns: each one is documented in DESIGN.md (§5)."""
+    design = (Path(__file__).resolve().parents[1] / "docs" / "DESIGN.md").read_text()
+    missing = [name for name in SCALAR_STATS if f"`{name}`" not in design]
+    assert not missing, missing

@@ -73,3 +73,20 @@ def test_presets_cite_their_source_and_load():
     for d in preset_dirs():
         for p in d.glob("*.toml"):
             assert p.read_text().startswith('source = "'), p
+
+
+def test_sectors_per_request_column_and_the_perfect_coalescing_note(trace_file, tmp_path):
+    path, _ = trace_file  # a trace without addresses: fixed latencies, and one line saying so
+    res = runner.invoke(app, ["run", str(path), "-m", "sps", "-m", "dwf"])
+    assert res.exit_code == 0, res.output
+    assert "sectors/req" in res.output and res.output.count("perfect coalescing") == 1
+    with_mem = tmp_path / "m.h5"
+    trace = synthetic(12, None, seed=5, warp_size=32, block=(64, 1, 1), grid=(3, 1, 1), divergence=0.3, with_mem=True)
+    trace.save(with_mem)
+    res = runner.invoke(app, ["run", str(with_mem), "-m", "sps", "--config", "fermi", "--json"])
+    assert res.exit_code == 0, res.output
+    stats = json.loads(res.output)["results"][0]["stats"]
+    assert stats == simulate(trace, load_config("fermi")).to_dict() and stats["mem_requests"] > 0
+    res = runner.invoke(app, ["run", str(with_mem), "-m", "sps", "--config", "fermi"])
+    s = simulate(trace, load_config("fermi"))
+    assert "perfect coalescing" not in res.output and f"{s.mem_sectors / s.mem_requests:.2f}" in res.output

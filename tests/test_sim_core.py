@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from simt_fast.sim import SimulationError, reference, simulate
 from simt_fast.sim.config import ConfigError, SimConfig
+from simt_fast.sim.memory import model_enabled as memory_model_enabled
 from simt_fast.sim.registry import names
 from simt_fast.trace.synth import synthetic, traces as synthetic_traces
 
@@ -159,8 +160,10 @@ def test_invariants_for_every_mechanism(trace, warp_size, data):
                 last[e["warp"]] = e
         assert all(not e["st"] and not e["rt"] for e in last.values()), "a warp ended with table entries left"
         cycles[m] = s.cycles
-    # mimd is a lower bound on every mechanism (docs/core.md)
-    assert all(cycles["mimd"] <= c for c in cycles.values()), cycles
+    # mimd is a lower bound on every mechanism with fixed latencies (docs/core.md); with the memory
+    # model its one-thread accesses do not coalesce, so it is none
+    if not memory_model_enabled(base, trace):
+        assert all(cycles["mimd"] <= c for c in cycles.values()), cycles
 
 
 def test_mimd_lower_bound_on_a_larger_trace():

@@ -92,3 +92,23 @@ def test_hws_comparison_pairs_plain_and_hws_rows_and_applies_eq_6_1():
     assert comp.loc["a", "estimate"] == pytest.approx(1 / (0.2 + 0.6 / 4 + 0.2 / 2))
     assert comp.loc["b", "estimate"] == pytest.approx(1.0) and comp.loc["b", "measured"] == pytest.approx(1.0)
     np.testing.assert_allclose(comp.loc["a", "quarters"], [0.6, 0.2, 0.0, 0.2])
+
+
+def test_sectors_per_request_table_only_for_runs_with_the_memory_model(tmp_path):
+    df = pd.DataFrame({"mem_requests": [10, 0, 4], "mem_sectors": [45, 0, 128]})
+    np.testing.assert_allclose(tables.sectors_per_request(df), [4.5, np.nan, 32.0])
+    path = tmp_path / "r.h5"
+    with ResultsWriter(path) as w:
+        for i, mech in enumerate(("sps", "dwf")):
+            st = Stats(cycles=100, warp_insts=8, thread_insts=184, mem_requests=4, mem_sectors=16 + 8 * i,
+                       occupancy_hist=np.zeros(33, np.int64), quarter_hist=np.array([0, 8]))
+            w.append(f"p{i}", "d", "k", SimConfig(mechanism=mech).to_dict(), st.finalize(32))
+    write_report(path, tmp_path / "rep")
+    md = (tmp_path / "rep" / "summary.md").read_text()
+    assert "Sectors per memory request" in md and "| k | 4.00 | 6.00 |" in md
+    no_model = tmp_path / "n.h5"
+    with ResultsWriter(no_model) as w:
+        w.append("p0", "d", "k", SimConfig().to_dict(), Stats(cycles=100, warp_insts=8, thread_insts=184,
+                 occupancy_hist=np.zeros(33, np.int64), quarter_hist=np.array([0, 8])).finalize(32))
+    write_report(no_model, tmp_path / "rep2")
+    assert "Sectors per memory request" not in (tmp_path / "rep2" / "summary.md").read_text()

@@ -4,10 +4,15 @@ sssp, bvh, hashprobe, spmv and mcreject were written so that both sides of a div
 wait on global memory (docs/workloads.md).  On the ElTantawy et al. 2014 machine (the ``fermi`` preset) at
 ``tiny`` size, dps and mp must therefore beat the single-path stack, mp must have had at least
 two splits of a warp issuable at once, and the gain must come from memory latency: with
-``perfect_memory`` (memory as fast as the ALU) it shrinks.
+``perfect_memory`` (memory as fast as the ALU) it shrinks. That last check runs on the fixed
+400-cycle latency (the trace without its addresses): with the memory model most of bvh's tiny
+working set hits in the caches, and its gain is then no larger than with perfect memory
+(docs/memory.md).
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 import pytest
 
@@ -48,7 +53,8 @@ def test_the_gain_is_memory_latency(tiny_trace):
     # two warps an SM cannot hide even the ALU latency, and mp gains as much with perfect memory. Two
     # SMs give the tiny traces the several CTAs per SM of the default sizes.
     name, trace = tiny_trace
-    real = cycles(trace, "sps", n_sms=2)[0] / cycles(trace, "mp", n_sms=2)[0]
+    fixed = dataclasses.replace(trace, mem_ptr=None, mem_addr=None, mem_format="")  # every load 400 cycles
+    real = cycles(fixed, "sps", n_sms=2)[0] / cycles(fixed, "mp", n_sms=2)[0]
     perfect = (cycles(trace, "sps", n_sms=2, perfect_memory=True)[0]
                / cycles(trace, "mp", n_sms=2, perfect_memory=True)[0])
     assert perfect < real, f"{name}: mp gains {perfect:.3f}x with perfect memory, {real:.3f}x without"

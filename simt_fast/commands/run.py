@@ -43,6 +43,7 @@ def register(app: typer.Typer) -> None:
         """Simulate TRACE_FILE under each mechanism; print cycles, IPC, SIMD utilisation and speedup."""
         from ..sim import SimulationError, simulate
         from ..sim.config import load_config
+        from ..sim.memory_program import note as memory_note
         from ..sim.registry import get
         from ..trace import Trace
         from ..trace.validate import require_valid
@@ -55,6 +56,8 @@ def register(app: typer.Typer) -> None:
                 get(c.mechanism)  # reject unknown/unimplemented names before any work
             trace = Trace.load(trace_file, allow_digest_mismatch=allow_digest_mismatch)
             require_valid(trace, name=str(trace_file))  # simulate() checks too; here messages name the file
+            for text in dict.fromkeys(filter(None, (memory_note(c, trace) for c in configs))):
+                _stderr_console().print(f"note: {trace_file.name}: {text}", highlight=False)
             results = []
             from rich.progress import Progress
 
@@ -78,11 +81,14 @@ def register(app: typer.Typer) -> None:
         table = Table(title=f"{trace_file.name}: kernel {trace.kernel}, {trace.n_threads} threads, "
                             f"warp {base.warp_size}, SIMD {base.simd_width}, {base.n_sms} SM")
         table.caption = f"speedup = cycles of {results[0][0].mechanism} / cycles"
-        for col in ("mechanism", "cycles", "IPC", "SIMD util", "warp insts", "idle", "splits", "expanded", "speedup"):
+        for col in ("mechanism", "cycles", "IPC", "SIMD util", "warp insts", "idle", "splits", "expanded",
+                    "sectors/req", "speedup"):
             table.add_column(col, justify="left" if col == "mechanism" else "right")
         for c, s in results:
+            # sectors per global/local request: "-" without the memory model (perfect memory, no /mem)
+            spr = f"{s.mem_sectors / s.mem_requests:.2f}" if s.mem_requests else "-"
             table.add_row(c.mechanism, f"{s.cycles:,}", f"{s.ipc:.2f}", f"{s.simd_util:.1%}", f"{s.warp_insts:,}",
-                          f"{s.idle_cycles:,}", str(s.max_splits), f"{s.expanded_insts:,}",
+                          f"{s.idle_cycles:,}", str(s.max_splits), f"{s.expanded_insts:,}", spr,
                           f"{first / s.cycles:.3f}x" if s.cycles else "-")
         import shutil
 

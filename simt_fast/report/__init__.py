@@ -321,6 +321,16 @@ def _study_sections(df, baseline_fields: dict, out_dir: Path, prefix: str, headi
         sections.append(Section("Idle cycles", level, [
             "Fraction of SM-cycles in which an SM with unfinished warps issued nothing."], [],
             [(t, tab, ".3f") for t, tab in pts], fig.name))
+    # ---- memory coalescing (docs/memory.md): a table, only for runs that modelled memory
+    d["sectors_per_request"] = tables.sectors_per_request(d)
+    if np.isfinite(d["sectors_per_request"].to_numpy(np.float64)).any():
+        pts = [(t, tables.pivot(sub, "sectors_per_request", "arithmetic")) for t, sub in tables.panels(d)]
+        sections.append(Section("Sectors per memory request", level, [
+            "32-byte sectors touched per warp-level global/local memory instruction (mem_sectors / mem_requests): "
+            "4 for a fully coalesced 32-bit warp load, up to 32 when every lane touches its own sector. Regrouped "
+            "warps (dwf) hold threads that are no longer consecutive, so their loads coalesce less; AM is the "
+            "arithmetic mean. Blank: perfect memory, or a trace without addresses."], [],
+            [(t, tab, ".2f") for t, tab in pts]))
     # ---- warp occupancy (hybrid-warp-size thesis, Fig. 1.1)
     occ = _occupancy_figures(df, baseline_fields, out_dir, prefix)
     for path, caption in occ:

@@ -98,6 +98,16 @@ def pivot(df, value: str, mean: str = "harmonic"):
     return table
 
 
+def sectors_per_request(df) -> np.ndarray:
+    """32-byte sectors per warp-level global/local memory request (NaN for runs without any: perfect
+    memory or a trace without addresses; docs/memory.md)."""
+    if "mem_requests" not in df.columns:
+        return np.full(len(df), np.nan)
+    req = df["mem_requests"].to_numpy(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(req > 0, df["mem_sectors"].to_numpy(np.float64) / req, np.nan)
+
+
 def idle_fraction(df) -> np.ndarray:
     """Idle SM-cycles over all SM-cycles (idle_cycles counts SM-cycles with nothing to issue)."""
     denom = df["cycles"].to_numpy(np.float64) * df["n_sms"].to_numpy(np.float64)

@@ -19,6 +19,17 @@ from .mechanisms import BY_NAME, HWS_NAMES, MAJORITY_NAMES, NAMES
 
 MECHANISMS = NAMES  # (the table in sim/mechanisms.py)
 ISSUE_POLICIES = ("auto", "lrr", "gto", "majority")
+# L1 write policies (docs/memory.md): GPGPU-Sim's Fermi L1 (global stores evict, local stores write
+# back) or a write-through L1; neither allocates on a write miss
+L1_WRITE_POLICIES = ("write-evict", "write-through")
+# what an L2 write miss does: "fetch" = GPGPU-Sim's Fermi write-allocate (the write goes on to DRAM
+# and the sector is read in), "allocate" = the sector is allocated dirty without reading DRAM
+L2_WRITE_MISS = ("fetch", "allocate")
+SECTOR_BYTES = 32  # the memory model's fixed geometry: 32-byte sectors, 128-byte lines
+LINE_BYTES = 128
+# where the memory model lays out the interleaved local frames: above every address the emulator
+# hands out (global from 2**40, generic windows at k << 56 for k <= 4), so they never alias global data
+LOCAL_BASE = 8 << 56
 
 # The range of every integer field: what the kernels can represent, with room to spare. Cycle
 # counts are int64 with 2**62 as the kernels' "never" marker, and the cycle loop keys each visit
@@ -41,6 +52,22 @@ INT_RANGES = {
     "lat_local": LATENCY_RANGE,
     "lat_const": LATENCY_RANGE,
     "lat_branch": LATENCY_RANGE,
+    "lat_l1": LATENCY_RANGE,
+    "lat_l2": LATENCY_RANGE,
+    # memory model (docs/memory.md). Cache sizes: the state is an int64 record per 128-byte line, so
+    # a cache costs half its size in host memory; 16 MiB per SM and 256 MiB of L2 are far past any GPU.
+    "l1_bytes": (0, 1 << 24),
+    "l1_assoc": (1, 64),
+    "l2_bytes": (0, 1 << 28),
+    "l2_assoc": (1, 64),
+    "lsu_sectors_per_cycle": (1, 4),  # sectors of one 128-byte line: the LSU takes one line per cycle
+    "shared_banks": (1, 64),
+    "shared_bank_group": (1, 64),
+    # DRAM bandwidth is counted in units of 1/dram_bytes_per_cycle cycle: with cycles below 2**48
+    # the partitions' clocks stay below 2**62
+    "dram_bytes_per_cycle": (0, 1 << 14),
+    "dram_partitions": (1, 1024),
+    "dram_interleave_bytes": (32, 1 << 20),
     "max_cycles": CYCLE_RANGE,
     "no_progress_cycles": CYCLE_RANGE,
     "seed": (-(1 << 63), (1 << 63) - 1),  # stored as int64 in results files
@@ -70,7 +97,23 @@ class SimConfig:
     lat_local: int = 400
     lat_const: int = 24
     lat_branch: int = 24
-    perfect_memory: bool = False  # memory latencies become lat_alu (Jin 2012, Table 5.1 setup)
+    perfect_memory: bool = False  # no memory model; memory latencies become lat_alu (Jin 2012, Table 5.1 setup)
+    # ---- memory model (docs/memory.md; used when perfect_memory is off and the trace has addresses).
+    # Defaults: GTX480 as GPGPU-Sim's Fermi configuration models it (the `fermi` preset cites them).
+    lat_l1: int = 30  # L1 hit; lat_global is the DRAM latency, lat_shared a shared-memory pass
+    lat_l2: int = 240  # L2 hit
+    l1_bytes: int = 16384  # per-SM L1 data cache (0: none); 128-byte lines of four 32-byte sectors, LRU
+    l1_assoc: int = 4
+    l1_write_policy: str = "write-evict"  # or "write-through"; no write-allocate either way
+    l2_bytes: int = 786432  # shared L2 (0: none); write-back
+    l2_assoc: int = 8
+    l2_write_miss: str = "fetch"  # or "allocate"
+    lsu_sectors_per_cycle: int = 2  # per SM: one 128-byte line per cycle, up to this many of its sectors
+    shared_banks: int = 32  # 4-byte shared-memory banks
+    shared_bank_group: int = 32  # lanes whose shared accesses are checked for conflicts together
+    dram_bytes_per_cycle: int = 127  # whole GPU (0: unlimited)
+    dram_partitions: int = 6  # memory partitions the bandwidth is split over
+    dram_interleave_bytes: int = 256  # consecutive chunks of this size go to consecutive partitions
     hws: bool = False  # hybrid warp size (Jin 2012): squeeze + issue only active quarter-warps
     hws_sync_sms: bool = False  # reproduce the thesis simulator's all-SM warp-size synchronisation
     # hws: squeeze lane-aware before issue (PDOM&HWS) and before a DWF male meets the pool (the
@@ -101,6 +144,17 @@ class SimConfig:
             bad("issue_policy", f"must be one of {', '.join(ISSUE_POLICIES)}")
         if self.syncwarp_blocks not in ("auto", "ipdom"):
             bad("syncwarp_blocks", "must be 'auto' or 'ipdom'")
+        if self.l1_write_policy not in L1_WRITE_POLICIES:
+            bad("l1_write_policy", f"must be one of {', '.join(L1_WRITE_POLICIES)}")
+        if self.l2_write_miss not in L2_WRITE_MISS:
+            bad("l2_write_miss", f"must be one of {', '.join(L2_WRITE_MISS)}")
+        for level in ("l1", "l2"):
+            size, assoc = getattr(self, f"{level}_bytes"), getattr(self, f"{level}_assoc")
+            if size % (LINE_BYTES * assoc):
+                bad(f"{level}_bytes", f"must be 0 or whole sets: a multiple of {LINE_BYTES} x {level}_assoc "
+                                      f"= {LINE_BYTES * assoc} bytes")
+        if self.dram_interleave_bytes % SECTOR_BYTES:
+            bad("dram_interleave_bytes", f"must be a multiple of the {SECTOR_BYTES}-byte sector")
 
     # ---- derived --------------------------------------------------------------------------
     @property

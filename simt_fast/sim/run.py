@@ -16,10 +16,11 @@ import numpy as np
 from .._jit import announce_compile
 from ..trace.model import Trace
 from ..trace.validate import require_valid
-from . import core, formation
+from . import core, formation, memory
 from .config import SimConfig
 from .events import MAX_EVENTS, buffer as event_buffer, decode as decode_events
 from .mechanisms import BY_NAME
+from .memory_program import allocate_memory, prepare_memory
 from .program import prepare
 from .stats import (
     G_ERR, G_ERR_BLK, G_ERR_CYCLE, G_ERR_NEXT, G_ERR_OFF, G_ERR_WARP, G_EV_OVERFLOW, G_N, G_NEVENTS, Stats,
@@ -52,21 +53,26 @@ def simulate(trace: Trace, config: SimConfig, *, events: list | None = None, syn
     Pass a list as ``events`` to receive the debug event log (`sim.events`) — meant for golden
     tests on small traces. ``syncwarp`` (bool per block) overrides where the stackless mechanism's
     syncwarp points are. ``sm_major=False`` forces the kernels' cycle-major visit order (the same
-    run, slower: for tests that compare the two; `sim.visits`).
+    run, slower: for tests that compare the two; `sim.visits`). A memory model with state the SMs
+    share (an L2, a DRAM bandwidth limit: `memory.couples_sms`) always runs cycle-major, so that
+    requests reach it in the machine's issue order.
     """
     require_valid(trace)  # a damaged trace is one sentence, never numbers (docs/trace.md)
     params, program = prepare(trace, config, syncwarp)
     family = BY_NAME[config.mechanism].family
     kernel = FAMILIES[family]
     announce_compile(kernel.run, FAMILY_TEXT[family], COLD_COMPILE_SECONDS[family])
+    mp = prepare_memory(trace, config)
     # SM-major first; when it stops early (ERR_REPLAY, or an error one SM met on its own), the
     # cycle-major replay finds the error the machine meets first, as the reference does
-    for order in ((1, 0) if sm_major and not params.hws_sync else (0,)):
+    for order in ((1, 0) if sm_major and not params.hws_sync and not memory.couples_sms(config, trace) else (0,)):
         p, state = kernel.allocate(params._replace(sm_major=order), program)
+        # stall time is keyed by warp: the core's global warp ids, the formation kernel's records
+        mr = allocate_memory(config, mp, p.n_sms, max(p.n_ctas * p.wpc, p.n_sms * p.NW), trace.n_threads)
         out = Counters(g=np.zeros(G_N + p.n_sms, np.int64), occ_hist=np.zeros(p.W + 1, np.int64),
                        q_hist=np.zeros(p.n_q + 1, np.int64), ev=event_buffer(events is not None))
         out.g[G_ERR_WARP] = -1  # (no warp to blame unless the kernel names one)
-        kernel.run(p, program, machine_state(p), state, out)
+        kernel.run(p, program, machine_state(p), state, out, mp, mr)
         if not out.g[G_ERR]:
             break
     g = out.g
@@ -76,7 +82,11 @@ def simulate(trace: Trace, config: SimConfig, *, events: list | None = None, syn
         if g[G_EV_OVERFLOW]:
             raise SimulationError(f"the debug event log exceeded {MAX_EVENTS} rows; use a smaller trace with events=")
         events.extend(decode_events(out.ev, int(g[G_NEVENTS]), family))
-    return Stats.from_counters(g, out.occ_hist, out.q_hist, config.warp_size)
+    stats = Stats.from_counters(g, out.occ_hist, out.q_hist, config.warp_size)
+    if mp.on:
+        for name, value in memory.stats_from_counters(mr.counters).items():
+            setattr(stats, name, value)
+    return stats
 
 
 def error_message(config: SimConfig, g) -> str:

@@ -23,6 +23,17 @@ SCALAR_STATS = (
     "early_reconvergences",
     "barrier_wait_cycles",
     "expanded_insts",
+    # memory model (docs/memory.md); 0 under perfect memory or without addresses in the trace
+    "mem_requests",
+    "mem_sectors",
+    "shared_requests",
+    "shared_replays",
+    "l1_hits",
+    "l1_misses",
+    "l2_hits",
+    "l2_misses",
+    "dram_bytes",
+    "mem_stall_cycles",
 )
 # Histogram stats (1-D integer arrays).
 HIST_STATS = ("occupancy_hist", "quarter_hist")
@@ -80,6 +91,16 @@ class Stats:
     early_reconvergences: int = 0  # mp-oer: splits merged before their IPDOM
     barrier_wait_cycles: int = 0  # warp-cycles spent waiting at bar.sync
     expanded_insts: int = 0  # instructions re-executed on blocks already run before reconvergence
+    mem_requests: int = 0  # warp-level global/local memory instructions that accessed memory
+    mem_sectors: int = 0  # distinct 32-byte sectors those instructions touched
+    shared_requests: int = 0  # warp-level shared-memory instructions that accessed memory
+    shared_replays: int = 0  # extra shared-memory passes caused by bank conflicts
+    l1_hits: int = 0  # sector lookups in the L1s that hit
+    l1_misses: int = 0
+    l2_hits: int = 0  # sector lookups in the L2 that hit
+    l2_misses: int = 0
+    dram_bytes: int = 0  # bytes read from and written to DRAM
+    mem_stall_cycles: int = 0  # warp-cycles with a load's (or atomic's) result outstanding
     occupancy_hist: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # [warp_size+1]
     quarter_hist: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # [n_quarters+1]
 

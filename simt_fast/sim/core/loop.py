@@ -12,9 +12,10 @@ from numba.cpython.unsafe.numbers import trailing_zeros
 from ..._jit import cycle_loop
 from ..squeeze import max_lane_count
 from ..events import EV_ISSUE, emit
+from ..memory_issue import access_mask
 from ..mech import MIMD, MP_OER, SPS, DPS, FRONTIER
 from ..mech._tables import S_BLK, S_EXP, S_MASK, S_OFF, S_RPCB, S_RPCO, S_STATE, S_T, W_CTA, W_CTASLOT, W_EPOCH, \
-    W_GID, W_LIVE, W_STN, popcount, row_list_remove
+    W_GID, W_LIVE, W_NLANES, W_STN, W_TBASE, popcount, row_list_remove
 from ..program import POLICY_GTO
 from ..stats import G_CYCLES, G_EPOCH, G_ERR, G_ERR_CYCLE, G_EXPANDED, G_IDLE, G_THREAD_INSTS, G_VKEY, G_WARP_INSTS
 from ..visits import (
@@ -29,7 +30,7 @@ INF = NEVER
 
 
 @cycle_loop
-def run(p, prog, m, s, out):
+def run(p, prog, m, s, out, mp, mr):
     """Replay every thread's path on ``p.n_sms`` SMs; fills the counters ``out.g`` (G_* layout),
     the histograms and, if ``out.ev`` has rows, the event log.
 
@@ -49,6 +50,10 @@ def run(p, prog, m, s, out):
 
     ``hws`` (sps only, PDOM&HWS): a warp instruction occupies the SIMD unit for its active quarters
     after a lane-aware squeeze; ``hws_sync``: every issue of a cycle takes the widest of them.
+
+    ``mp``/``mr`` (`sim.memory_program`): with the memory model on (``mp.on``), a memory
+    instruction's result is ready when `memory.access` says, not after its op class's latency. Its
+    state couples the SMs when it has an L2 or a DRAM limit: `simulate` then runs cycle-major.
     """
     mech = p.mech
     W = p.W
@@ -85,6 +90,8 @@ def run(p, prog, m, s, out):
     src_reg = prog.src_reg
     dep_next = prog.dep_next
     lat = prog.lat
+    mem_on = mp.on
+    mem_space = mp.space
     path_ptr = prog.path_ptr
     path = prog.path
     simd_free = m.simd_free
@@ -338,6 +345,9 @@ def run(p, prog, m, s, out):
 
                         latency = lat[op_class[instr]]
                         r = dst_reg[instr]
+                        if mem_on and mem_space[instr] >= 0:
+                            latency = access_mask(mp, mr, sm, winfo[w, W_GID], now, instr, mask, winfo[w, W_TBASE],
+                                                  winfo[w, W_NLANES], pos, r >= 0) - now
                         if r >= 0 and mech == MIMD:
                             sb_write_lane(sb, sbr, W, (w * n_regs + r) * SB_ENTRY, (w * n_regs + r) * rec_words,
                                           trailing_zeros(mask), now + latency, now)

@@ -23,6 +23,7 @@ import numpy as np
 
 from ..._jit import cycle_loop, helper
 from ..events import EV_ISSUE, emit
+from ..memory_issue import access_slots
 from ..program import POLICY_GTO, POLICY_MAJORITY
 from ..stats import G_BARWAIT, G_CYCLES, G_ERR, G_ERR_CYCLE, G_EXITS, G_IDLE, G_MAX_STACK, G_NREL, G_THREAD_INSTS, \
     G_VKEY, G_WARP_INSTS
@@ -40,10 +41,9 @@ from .tbc import CHECK, RESOLVE, pick_tbc, tbc_activate, tbc_check_done, tbc_cle
 
 
 @helper
-def issue(hws, w, now, wf, wsl, W, sw, n_q, g, reg_ready, tpc, block_start, op_class, dst_reg, lat, occ_hist,
-           q_hist, ev):
-    """Issue warp ``w``'s next instruction (statistics, events, its destination register); returns
-    its SIMD occupancy in cycles. The caller moves the warp on (`pool.ready_rows` inside a block,
+def issue(hws, w, now, latency, wf, wsl, W, sw, n_q, g, reg_ready, tpc, block_start, dst_reg, occ_hist, q_hist, ev):
+    """Issue warp ``w``'s next instruction, whose result is ready ``latency`` cycles from now
+    (statistics, events, its destination register); returns its SIMD occupancy in cycles. The caller moves the warp on (`pool.ready_rows` inside a block,
     the mechanism's finish at its end)."""
     active = wf[w, F_N]
     q_act = wf[w, F_QACT]
@@ -67,7 +67,6 @@ def issue(hws, w, now, wf, wsl, W, sw, n_q, g, reg_ready, tpc, block_start, op_c
                 csum += (t + 1) * (s + 1)
         emit(ev, g, EV_ISSUE, now, wf[w, F_ID], b, off, mask, csum, active, 0, 0, 0)
     instr = block_start[b] + off
-    latency = lat[op_class[instr]]
     r = dst_reg[instr]
     if r >= 0:
         off = r * tpc
@@ -175,13 +174,16 @@ def dispatch_cta(mech, sm, c, cta, now, W, wpc, WS, tpc, cta_lim, path_ptr, path
 
 
 @cycle_loop
-def run(p, prog, m, s, out):
+def run(p, prog, m, s, out, mp, mr):
     """Replay every thread's path under dwf / en-dwf / tbc on ``p.n_sms`` SMs; fills the counters
     ``out.g`` (G_* layout), the histograms and, if ``out.ev`` has rows, the event log.
 
     The visit loop of `sim.core.loop.run`, in the same two orders (`sim.visits`). SM-major keeps one
     SM's warps, pool and scoreboard in cache for thousands of cycles instead of having them evicted
     by the other SMs between two of its issues.
+
+    ``mp``/``mr`` (`sim.memory_program`): with the memory model on, a memory instruction's lanes are
+    the threads the (regrouped) warp holds, and `memory.access` says when its result is ready.
     """
     mech = p.mech
     tbc = mech == TBC
@@ -215,6 +217,8 @@ def run(p, prog, m, s, out):
     dst_reg = prog.dst_reg
     src_reg = prog.src_reg
     lat = prog.lat
+    mem_on = mp.on
+    mem_space = mp.space
     path_ptr = prog.path_ptr
     path = prog.path
     simd_free = m.simd_free
@@ -331,9 +335,12 @@ def run(p, prog, m, s, out):
                     w = pick_dwf(majority, gto, sm, now, wf, pool, pool_n, last_age, pl)
                 if w < 0:
                     continue
-                latency = lat[op_class[block_start[wf[w, F_BLK]] + wf[w, F_OFF]]]
-                width = issue(hws, w, now, wf, wsl, W, sw, n_q, g, reg_ready, tpc, block_start, op_class, dst_reg,
-                              lat, occ_hist, q_hist, ev)
+                instr = block_start[wf[w, F_BLK]] + wf[w, F_OFF]
+                latency = lat[op_class[instr]]
+                if mem_on and mem_space[instr] >= 0:
+                    latency = access_slots(mp, mr, sm, w, wf[w, F_ID], now, instr, wsl, W, pos, dst_reg[instr] >= 0) - now
+                width = issue(hws, w, now, latency, wf, wsl, W, sw, n_q, g, reg_ready, tpc, block_start, dst_reg,
+                              occ_hist, q_hist, ev)
                 issued_sm = True
                 simd_free[sm, k] = now + width
                 iss_lat[sm, k] = latency + 1

@@ -16,6 +16,7 @@ from ..mechanisms import BY_NAME
 from ..program import prepare
 from ..stats import Stats
 from .dispatch import RoundRobinDispatch
+from .memory import TraceMemory
 from .tables import ReferenceError_, Unit, Warp, lanes, popcount
 
 IPDOM_FAMILY = ("sps", "dps", "mp", "mp-oer")
@@ -91,6 +92,7 @@ class ReferenceCore:
         self.ran: dict = {}  # (warp slot, block) -> (epoch, mask) for expanded_insts
         self.scoreboards: dict = {}
         self.issued_now: list = []  # (sm, scheduler) of this cycle's issues, for end_cycle
+        self.memory = TraceMemory(trace, config, config.n_sms)
 
     # ---- events -------------------------------------------------------------------------------
     def emit_tables(self, now, warp):
@@ -158,6 +160,10 @@ class ReferenceCore:
             if u.expanding:
                 s.expanded_insts += 1
         latency = self.lat[self.op_class[instr]]
+        if self.memory.is_access(instr):
+            threads = [warp.tbase + lane if mask >> lane & 1 else None for lane in range(warp.nlanes)]
+            latency = self.memory.access(sm, warp.gid, now, instr, threads, self.dst[instr] >= 0) - now
+        self.last_latency = latency
         if self.dst[instr] >= 0:
             self.scoreboards[(sm, warp.slot)].write(self.dst[instr], mask, now + latency, now)
         s.cycles = max(s.cycles, now + max(latency, self.occ))
@@ -378,4 +384,6 @@ class ReferenceCore:
                 raise ReferenceError_(f"mechanism {self.name} deadlocked at cycle {now}")
             self.end_cycle(now, simd_free)
             now += 1
+        for name, value in self.memory.stats().items():
+            setattr(self.stats, name, value)
         return self.stats.finalize(self.W)

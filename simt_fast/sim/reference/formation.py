@@ -20,6 +20,7 @@ from ..config import SimConfig, check_config, cta_limit
 from ..program import latencies
 from ..stats import Stats
 from .dispatch import RoundRobinDispatch
+from .memory import TraceMemory
 from .tables import ReferenceError_
 
 HOLE = -1
@@ -94,6 +95,7 @@ class FormationCore:
         self.id_counter = [0] * config.n_sms  # per SM: ids do not depend on how SMs interleave
         self.rel_pending: list = []  # CTAs whose barrier an exit completed, released after the issue
         self.check = False  # tests set this: verify the slot-model invariants after every cycle
+        self.memory = TraceMemory(trace, config, config.n_sms)
 
     # ---- helpers ------------------------------------------------------------------------------
     def home_slot(self, t):
@@ -157,7 +159,12 @@ class FormationCore:
             self.events.append(dict(kind="issue", cycle=now, warp=w.id, pc=(w.blk, w.off), mask=w.mask(),
                                     checksum=slot_checksum(w.slots)))
         instr = self.block_start[w.blk] + w.off
-        latency = self.last_latency = self.lat[self.op_class[instr]]
+        latency = self.lat[self.op_class[instr]]
+        if self.memory.is_access(instr):
+            # the lanes are the slots: whatever threads this (regrouped) warp holds
+            lanes = [t if t != HOLE else None for t in w.slots]
+            latency = self.memory.access(sm, w.id, now, instr, lanes, self.dst[instr] >= 0) - now
+        self.last_latency = latency
         if self.dst[instr] >= 0:
             for t in threads:
                 self.reg_ready[(t, self.dst[instr])] = now + latency
@@ -252,6 +259,8 @@ class FormationCore:
             if done < n_ctas and not pending:
                 raise ReferenceError_(f"mechanism {cfg.mechanism} deadlocked at cycle {now}")
             now += 1
+        for name, value in self.memory.stats().items():
+            setattr(self.stats, name, value)
         return self.stats.finalize(self.W)
 
     def check_invariants(self):

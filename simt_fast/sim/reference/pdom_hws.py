@@ -30,11 +30,10 @@ class PDOMHWSCore(ReferenceCore):
         width = sum(1 for q in range(self.n_q) if any(t >= 0 for t in squeezed[q * sw:(q + 1) * sw]))
         unsqueezed = sum(1 for q in range(self.n_q) if u.mask >> (q * sw) & ((1 << sw) - 1))
         self.occ = width
-        self.latency_now = self.lat[self.op_class[self.block_start[u.blk] + u.off]]
         super().issue(sm, warp, u, now)
         self.stats.quarter_hist[unsqueezed] -= 1
         self.stats.quarter_hist[width] += 1
-        self.latencies_now.append(self.latency_now)
+        self.latencies_now.append(self.last_latency)
 
     def end_cycle(self, now, simd_free):
         if self.hws_cfg.hws_sync_sms and self.issued_now:

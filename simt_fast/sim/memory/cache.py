@@ -1,0 +1,84 @@
+"""A set-associative sector cache with LRU replacement (docs/memory.md), for the L1s and the L2.
+
+Lines are 128 bytes, tagged by line number (address >> 7) and placed in set ``line % n_sets``;
+each of a line's four 32-byte sectors is valid (and dirty) on its own. A lookup hits when the line's
+tag is present and the sector is valid. A miss on a present line fills only that sector (no
+eviction); a miss on an absent line takes an unused way, else the least recently used line, whose
+dirty sectors the caller writes back. Every hit and every fill makes the line the most recently used.
+Each sector remembers the cycle its data arrives, so a hit on a sector still being filled waits for it
+(the request merges with the one in flight, as a miss-status holding register would merge it).
+
+A cache is an int64 array ``[cache, set, field, way]`` (fields ``layout.L_*``: a set's tags are one
+contiguous row); ``clocks[c]`` counts the uses of cache ``c`` and stamps each use, so the least
+recently used line is the smallest stamp.
+"""
+
+from __future__ import annotations
+
+from ._jit import inline_helper
+from .layout import L_DIRTY, L_FILL, L_LRU, L_TAG, L_VALID
+
+
+@inline_helper
+def set_of(line, n_sets, mask):
+    """The set of ``line``: line % n_sets (a mask when n_sets is a power of two, ``mask`` >= 0)."""
+    return line & mask if mask >= 0 else line % n_sets
+
+
+@inline_helper
+def find_way(cache, c, s, assoc, line):
+    """The way of set ``s`` holding ``line`` in cache ``c``, or -1."""
+    for w in range(assoc):
+        if cache[c, s, L_TAG, w] == line:
+            return w
+    return -1
+
+
+@inline_helper
+def sector_valid(cache, c, s, w, sector):
+    return w >= 0 and (cache[c, s, L_VALID, w] >> (sector & 3)) & 1 == 1
+
+
+@inline_helper
+def touch(cache, clocks, c, s, w):
+    clocks[c] += 1
+    cache[c, s, L_LRU, w] = clocks[c]
+
+
+@inline_helper
+def victim_way(cache, c, s, assoc):
+    """An unused way (the lowest), else the least recently used line of set ``s``."""
+    best = 0
+    for w in range(assoc):
+        if cache[c, s, L_TAG, w] < 0:
+            return w
+        if cache[c, s, L_LRU, w] < cache[c, s, L_LRU, best]:
+            best = w
+    return best
+
+
+@inline_helper
+def fill_sector(cache, clocks, c, s, assoc, w, sector, ready, dirty):
+    """Make ``sector`` valid (dirty or clean) with data arriving at ``ready``; ``w`` is the way already
+    holding its line, or -1 to allocate one. Returns (evicted line, its dirty sector mask): (-1, 0)
+    when nothing with data was evicted."""
+    line = sector >> 2
+    bit = 1 << (sector & 3)
+    ev_line = -1
+    ev_dirty = 0
+    if w < 0:
+        w = victim_way(cache, c, s, assoc)
+        if cache[c, s, L_TAG, w] >= 0:
+            ev_line = cache[c, s, L_TAG, w]
+            ev_dirty = cache[c, s, L_DIRTY, w]
+        cache[c, s, L_TAG, w] = line
+        cache[c, s, L_VALID, w] = 0
+        cache[c, s, L_DIRTY, w] = 0
+    cache[c, s, L_VALID, w] |= bit
+    if dirty:
+        cache[c, s, L_DIRTY, w] |= bit
+    else:
+        cache[c, s, L_DIRTY, w] &= ~bit
+    cache[c, s, L_FILL + (sector & 3), w] = ready
+    touch(cache, clocks, c, s, w)
+    return ev_line, ev_dirty

@@ -1,0 +1,121 @@
+"""Named indices of the memory model's flat state (docs/memory.md), shared by its numba modules.
+
+The model's state is a handful of int64 arrays allocated once by :func:`simt_fast.sim.memory.allocate`;
+every function in this package reads and writes them through the indices below, so a field has one
+name everywhere. Geometry is fixed: 32-byte sectors, 128-byte lines (four sectors per line).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...ir.model import OpClass
+from ...trace.model import MEM_ATOMIC, MEM_LOAD, MEM_STORE
+from ..config import LINE_BYTES, LOCAL_BASE, SECTOR_BYTES  # noqa: F401  (LOCAL_BASE: re-exported)
+
+SECTOR_SHIFT = 5  # log2(SECTOR_BYTES)
+SECTORS_PER_LINE = LINE_BYTES // SECTOR_BYTES
+assert 1 << SECTOR_SHIFT == SECTOR_BYTES and SECTORS_PER_LINE == 4
+
+# An address the kernel passes for a lane that makes no access: the trace's NO_ACCESS (2**64 - 1)
+# read as int64, and what the kernel writes for inactive lanes.
+NO_ACCESS = -1
+
+# the spaces and kinds `access` takes (the trace's op_class and mem_kind values)
+SPACE_GLOBAL = int(OpClass.MEM_GLOBAL)
+SPACE_SHARED = int(OpClass.MEM_SHARED)
+SPACE_LOCAL = int(OpClass.MEM_LOCAL)
+SPACE_CONST = int(OpClass.MEM_CONST)
+KIND_LOAD = MEM_LOAD
+KIND_STORE = MEM_STORE
+KIND_ATOMIC = MEM_ATOMIC
+
+# ---- params: int64[P_N], read-only after allocate() --------------------------------------------
+P_N_THREADS = 0  # threads in the launch (local-memory interleave stride)
+P_LSU_SECTORS = 1  # sectors of one line the LSU takes per cycle
+P_BANKS = 2  # shared-memory banks (4 bytes wide)
+P_BANK_GROUP = 3  # lanes checked for bank conflicts together
+P_L1_SETS = 4  # 0: no L1
+P_L1_ASSOC = 5
+P_L1_WRITE_EVICT = 6  # 1: global stores evict, local stores write back (Fermi); 0: write-through
+P_L2_SETS = 7  # 0: no L2
+P_L2_ASSOC = 8
+P_L2_WRITE_FETCH = 9  # 1: a write miss writes on to DRAM and reads the sector in; 0: allocate dirty
+P_LAT_L1 = 10
+P_LAT_L2 = 11
+P_LAT_DRAM = 12  # lat_global
+P_LAT_SHARED = 13
+P_LAT_CONST = 14
+P_LAT_NONE = 15  # an instruction none of whose lanes accesses memory: lat_alu
+P_DRAM_BPC = 16  # bytes per cycle for the whole GPU; 0: unlimited
+P_DRAM_PARTS = 17
+P_DRAM_INTERLEAVE = 18
+# power-of-two divisors as masks/shifts (-1: not a power of two), so the hot path avoids divisions
+P_L1_SET_MASK = 19
+P_L2_SET_MASK = 20
+P_DRAM_SHIFT = 21  # log2(dram_interleave_bytes)
+P_N = 22
+
+# ---- counters: int64[C_N], accumulated by access() ----------------------------------------------
+C_MEM_REQUESTS = 0
+C_MEM_SECTORS = 1
+C_SHARED_REQUESTS = 2
+C_SHARED_REPLAYS = 3
+C_L1_HITS = 4
+C_L1_MISSES = 5
+C_L2_HITS = 6
+C_L2_MISSES = 7
+C_DRAM_BYTES = 8
+C_MEM_STALL = 9
+C_MEM_LINES = 10  # distinct 128-byte lines of the global/local requests (not a results column)
+C_CONST_REQUESTS = 11  # constant-memory instructions that accessed memory
+C_CONST_ACCESSES = 12  # their distinct addresses (serialised accesses)
+C_SHARED_PASSES = 13  # shared-memory passes (the LSU cycles shared requests took)
+C_N = 14
+
+# the results-file stats (simt_fast.sim.stats) and their counters
+STAT_COUNTERS = {
+    "mem_requests": C_MEM_REQUESTS,
+    "mem_sectors": C_MEM_SECTORS,
+    "shared_requests": C_SHARED_REQUESTS,
+    "shared_replays": C_SHARED_REPLAYS,
+    "l1_hits": C_L1_HITS,
+    "l1_misses": C_L1_MISSES,
+    "l2_hits": C_L2_HITS,
+    "l2_misses": C_L2_MISSES,
+    "dram_bytes": C_DRAM_BYTES,
+    "mem_stall_cycles": C_MEM_STALL,
+}
+EXTRA_COUNTERS = {
+    "mem_lines": C_MEM_LINES,
+    "const_requests": C_CONST_REQUESTS,
+    "const_accesses": C_CONST_ACCESSES,
+    "shared_passes": C_SHARED_PASSES,
+}
+
+# ---- per-SM state: int64[n_sms, SM_NF] ----------------------------------------------------------
+SM_LSU_FREE = 0  # first cycle the load/store unit can take another line or shared pass
+SM_CONST_FREE = 1  # first cycle the constant cache can take another address
+SM_NF = 2
+
+# ---- cache lines: int64[n_caches, n_sets, L_NF, assoc] (one cache per SM for L1, one for L2; a set's
+# tags are one contiguous row, so a lookup reads one host cache line for up to 8 ways), and
+# each cache's LRU clock int64[n_caches] (a use counter, so two uses never tie)
+L_TAG = 0  # line number (address >> 7); -1: the way was never filled
+L_LRU = 1  # the cache's clock at the line's last use
+L_VALID = 2  # sector mask (bit s: sector s of the line holds data)
+L_DIRTY = 3  # sector mask of modified sectors
+L_FILL = 4  # L_FILL + s: cycle sector s's data arrives (a hit before that waits for it)
+L_NF = 8
+
+# ---- scratch: int64[...] --------------------------------------------------------------------------
+MAX_LANES = 64  # SimConfig.warp_size <= 64
+MAX_ITEMS_PER_LANE = 65  # 4-byte words of one lane's access: mem_bytes <= 255 spans at most 65
+BANK_BASE = MAX_LANES * MAX_ITEMS_PER_LANE  # bank counters live after the sorted item list
+SCRATCH_WORDS = BANK_BASE + 64  # shared_banks <= 64
+
+
+def int64_addresses(mem_addr: np.ndarray) -> np.ndarray:
+    """The trace's ``/mem/mem_addr`` (uint64, NO_ACCESS = 2**64 - 1) as the int64 the model takes
+    (a view: NO_ACCESS reads as -1, every device address is below 2**63)."""
+    return np.asarray(mem_addr, np.uint64).view(np.int64)

@@ -1,0 +1,55 @@
+"""The cycle loops' side of the memory model (docs/memory.md, *In the timing model*): on the issue of a
+memory instruction, gather the issuing warp's lanes — each active lane's address for this step of
+its thread's path, NO_ACCESS for an inactive lane (a guard-false thread already is NO_ACCESS in the
+trace) — and ask :func:`simt_fast.sim.memory.access` when the result is ready.
+
+Two gathers, one per kernel family: the core's warps are a lane mask over consecutive threads
+(``tbase + lane``); the formation kernel's warps are slot arrays of whatever threads a regrouping
+put together (dwf, tbc), which is where their loads stop coalescing.
+"""
+
+from __future__ import annotations
+
+from .._jit import helper
+from .memory import STATE_FIELDS, access
+from .memory.layout import NO_ACCESS
+
+WAIT_FIELD = STATE_FIELDS.index("warp_wait")  # (a constant to numba: the state tuple's warp_wait)
+
+
+@helper
+def access_mask(mp, mr, sm, key, now, instr, mask, tbase, n_lanes, pos, writes_reg):
+    """A core warp's memory instruction: lanes ``l < n_lanes`` of ``mask`` (thread ``tbase + l``, at
+    path position ``pos[t]``); stall time is keyed by the warp's ``key``. Returns the ready cycle."""
+    addr = mr.lane_addr
+    tid = mr.lane_tid
+    rank = mp.rank[instr]
+    for lane in range(n_lanes):
+        t = tbase + lane
+        tid[lane] = t
+        addr[lane] = mp.addr[mp.step_mem[pos[t]] + rank] if (mask >> lane) & 1 else NO_ACCESS
+    return access(mr.state, mr.params, sm, key, now, mp.space[instr], mp.kind[instr], mp.nbytes[instr], writes_reg,
+                  addr, tid, n_lanes, mr.counters)
+
+
+@helper
+def access_slots(mp, mr, sm, w, wid, now, instr, wsl, W, pos, writes_reg):
+    """A formation warp's memory instruction: slot ``s`` of record ``w`` holds thread ``wsl[w, s]``
+    (-1: a hole). Stall time is keyed by the record, restarted when the record holds a new warp
+    (id ``wid``): a warp's stall is its own, as in the reference, which keys it by warp id."""
+    if mr.owner[w] != wid:
+        mr.owner[w] = wid
+        mr.state[WAIT_FIELD][w] = 0
+    addr = mr.lane_addr
+    tid = mr.lane_tid
+    rank = mp.rank[instr]
+    for s in range(W):
+        t = wsl[w, s]
+        if t >= 0:
+            tid[s] = t
+            addr[s] = mp.addr[mp.step_mem[pos[t]] + rank]
+        else:
+            tid[s] = 0
+            addr[s] = NO_ACCESS
+    return access(mr.state, mr.params, sm, w, now, mp.space[instr], mp.kind[instr], mp.nbytes[instr], writes_reg,
+                  addr, tid, W, mr.counters)

@@ -1,0 +1,96 @@
+"""What the cycle loops read to run the memory model (docs/memory.md, *In the timing model*).
+
+``prepare_memory(trace, config)`` flattens a trace's addresses for the kernels: for each path step
+the index of that step's first ``/mem`` entry, and for each instruction its rank among its block's
+memory instructions, so that thread ``t``'s address for instruction ``i`` at path position ``k``
+(``pos[t]``) is ``addr[step_mem[k] + rank[i]]`` — no per-thread cursor in the kernels.
+``allocate_memory`` gives each run (each visit order `simulate` tries) a fresh model state.
+
+Without the model (``perfect_memory``, a trace without addresses or with the older ``/mem``
+layout) every array is a one-element stand-in and ``on`` is 0: the kernels keep the op classes'
+fixed latencies, exactly as before the model existed.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+
+from ..trace.model import Trace
+from . import memory
+from .config import SimConfig
+
+MemoryProgram = namedtuple("MemoryProgram", [
+    "on",  # 1: memory instructions go through `memory.access`; 0: fixed latencies
+    "space",  # int64[n_instrs]: op_class of a memory instruction, -1 for any other
+    "kind",  # int64[n_instrs]: load, store or atomic (`memory.layout.KIND_*`)
+    "nbytes",  # int64[n_instrs]: bytes one thread accesses
+    "rank",  # int64[n_instrs]: position among its block's memory instructions
+    "step_mem",  # int64[len(path)]: index in `addr` of the path step's first memory instruction
+    "addr",  # int64[n accesses]: the trace's /mem/mem_addr (NO_ACCESS = -1)
+])
+
+# a run's model state, allocated in Python (the kernels never allocate)
+MemoryRun = namedtuple("MemoryRun", [
+    "state",  # the tuple `memory.allocate` returns
+    "params",  # int64[memory.layout.P_N]
+    "counters",  # int64[memory.C_N]
+    "lane_addr",  # scratch int64[warp_size]: the issuing warp's lanes' addresses
+    "lane_tid",  # scratch int64[warp_size]: their threads
+    "owner",  # int64[warp keys]: formation: the warp id a warp record's stall interval belongs to
+])
+
+NOTE_PERFECT = ("memory is treated as perfect coalescing: the trace has no per-instruction addresses (/mem); "
+                "memory instructions take their op class's fixed latency")
+
+
+def _off(n_instrs: int) -> MemoryProgram:
+    one = np.zeros(1, np.int64)
+    return MemoryProgram(on=0, space=np.full(max(n_instrs, 1), -1, np.int64), kind=one, nbytes=one, rank=one,
+                         step_mem=one, addr=one)
+
+
+def step_offsets(trace: Trace, is_mem: np.ndarray) -> tuple:
+    """(rank per instruction, index of each path step's first /mem entry): one cumsum over the steps."""
+    block_start = np.asarray(trace.block_start, np.int64)
+    before = np.concatenate(([0], np.cumsum(is_mem)))  # memory instructions before instruction i
+    block_of = np.repeat(np.arange(len(block_start) - 1), np.diff(block_start))
+    rank = (before[:-1] - before[block_start[block_of]]).astype(np.int64)
+    per_block = before[block_start[1:]] - before[block_start[:-1]]
+    count = per_block[np.asarray(trace.path, np.int64)]
+    cum = np.concatenate(([0], np.cumsum(count)))
+    path_ptr = np.asarray(trace.path_ptr, np.int64)
+    mem_ptr = np.asarray(trace.mem_ptr, np.int64)
+    # within thread t the entries follow its path; thread t's entries start at mem_ptr[t]
+    shift = np.repeat(mem_ptr[:-1] - cum[path_ptr[:-1]], np.diff(path_ptr))
+    return rank, (cum[:-1] + shift).astype(np.int64)
+
+
+def prepare_memory(trace: Trace, config: SimConfig) -> MemoryProgram:
+    """The kernels' view of ``trace``'s addresses under ``config`` (``on`` = 0 without the model)."""
+    if not memory.model_enabled(config, trace):
+        return _off(trace.n_instrs)
+    space, kind, nbytes = memory.instruction_facts(trace)
+    rank, step_mem = step_offsets(trace, space >= 0)
+    return MemoryProgram(on=1, space=space, kind=kind, nbytes=nbytes, rank=rank, step_mem=step_mem,
+                         addr=memory.int64_addresses(trace.mem_addr))
+
+
+def note(config: SimConfig, trace: Trace) -> str | None:
+    """The one-line note for a run that could model memory but the trace has no addresses."""
+    if config.perfect_memory or trace.has_mem:
+        return None
+    return NOTE_PERFECT
+
+
+def allocate_memory(config: SimConfig, mp: MemoryProgram, n_sms: int, n_warp_keys: int, n_threads: int) -> MemoryRun:
+    """A fresh model state for one run (``n_warp_keys``: the warps the kernel keys stall time by)."""
+    if mp.on:
+        state, params = memory.allocate(config, n_sms, n_warp_keys, n_threads)
+    else:
+        state, params = memory.allocate(config.replace(l1_bytes=0, l2_bytes=0, dram_partitions=1), 1, 1, 1)
+    w = max(config.warp_size, 1)
+    return MemoryRun(state=state, params=params, counters=np.zeros(memory.C_N, np.int64),
+                     lane_addr=np.zeros(w, np.int64), lane_tid=np.zeros(w, np.int64),
+                     owner=np.full(max(n_warp_keys, 1) if mp.on else 1, -1, np.int64))
