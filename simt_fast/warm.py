@@ -2,12 +2,16 @@
 
 A kernel compiles on its first call on a machine and is cached on disk after that (`_jit`). Each
 step here calls one kernel family on a small input, so that a later ``simt-fast run``, ``trace`` or
-sweep only loads machine code. A step whose kernel is already cached takes about a second.
+sweep only loads machine code. A step whose kernel is already cached takes about a second. The
+steps run in parallel processes (one per core).
 """
 
 from __future__ import annotations
 
+import os
 import tempfile
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from multiprocessing import get_context
 from pathlib import Path
 from typing import Callable
 
@@ -16,27 +20,34 @@ import numba
 from . import _jit
 
 
-def _core() -> None:
+def _simulate(mechanism: str) -> None:
     from .sim import simulate
-    from .sim.config import SimConfig
+    from .sim.config import SimConfig, load_config
     from .trace.synth import synthetic
 
-    simulate(synthetic(6, 64, seed=0, warp_size=8), SimConfig(mechanism="sps", warp_size=8, simd_width=4))
+    trace = synthetic(6, 64, seed=0, warp_size=8, with_mem=True)
+    simulate(trace, SimConfig(mechanism=mechanism, warp_size=8, simd_width=4))  # perfect coalescing
+    # the same loop with the memory model on (one build serves both) and the model's trace profile
+    simulate(trace, load_config("fermi", {"mechanism": mechanism}))
+
+
+def _core() -> None:
+    _simulate("sps")
 
 
 def _formation() -> None:
-    from .sim import simulate
-    from .sim.config import SimConfig
-    from .trace.synth import synthetic
-
-    simulate(synthetic(6, 64, seed=0, warp_size=8), SimConfig(mechanism="dwf", warp_size=8, simd_width=4))
+    _simulate("dwf")
 
 
 def _emulator() -> None:
+    from .sim.config import load_config
+    from .sim.memory import profile
     from .sweep.traces import trace_workload
+    from .trace.model import Trace
 
     with tempfile.TemporaryDirectory(prefix="simt-fast-warm-") as tmp:
-        trace_workload("nn", "tiny", 0, Path(tmp) / "nn.h5")
+        path = trace_workload("nn", "tiny", 0, Path(tmp) / "nn.h5")
+        profile(Trace.load(path), load_config("fermi"))
 
 
 def _dynamic() -> None:
@@ -46,13 +57,19 @@ def _dynamic() -> None:
     ipdom_replay(synthetic(6, 64, seed=0, warp_size=8), 8)
 
 
-# (what it compiles, how) in the order a new user meets them
+# (what it compiles, how), longest first: the steps run in parallel processes
 STEPS: list[tuple[str, Callable[[], None]]] = [
-    ("simulator: core kernel (serial … mimd)", _core),
-    ("simulator: formation kernel (dwf, en-dwf, tbc)", _formation),
-    ("PTX emulator", _emulator),
+    ("PTX emulator and memory profile", _emulator),
+    ("simulator's core kernel (serial … mimd)", _core),
+    ("simulator's formation kernel (dwf, en-dwf, tbc)", _formation),
     ("dynamic code-expansion replay", _dynamic),
 ]
+
+
+def _run_step(i: int) -> str:
+    _jit.announce = False  # the progress bar says the same
+    STEPS[i][1]()
+    return STEPS[i][0]
 
 
 def cache_dir() -> str:
@@ -60,12 +77,15 @@ def cache_dir() -> str:
     return str(numba.config.CACHE_DIR or "numba's default (next to the sources)")
 
 
-def warm(on_step: Callable[[str], None] = lambda what: None) -> None:
-    """Run every step; ``on_step(what)`` is called before each."""
-    _jit.announce = False
-    try:
-        for what, step in STEPS:
-            on_step(what)
-            step()
-    finally:
-        _jit.announce = True
+def warm(on_done: Callable[[str], None] = lambda what: None, workers: int | None = None) -> None:
+    """Run every step, ``workers`` processes at a time (default: one per core, at most one per
+    step); ``on_done(what)`` is called as each step finishes. Each kernel family compiles in one
+    process, into the shared on-disk cache."""
+    workers = min(len(STEPS), workers or os.cpu_count() or 1)
+    if workers <= 1:
+        for i in range(len(STEPS)):
+            on_done(_run_step(i))
+        return
+    with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
+        for done in as_completed([pool.submit(_run_step, i) for i in range(len(STEPS))]):
+            on_done(done.result())

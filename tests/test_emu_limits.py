@@ -150,6 +150,12 @@ LOOP:
 """
 
 
+def _sigint_default():
+    # A child inherits an ignored SIGINT (pytest-xdist workers ignore it), and Python then leaves it
+    # ignored; restored, the CLI gets Ctrl-C as a terminal user's process does.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_a_signal_during_a_streamed_trace_removes_the_temporary_file(tmp_path, sig):
     launch(LONG, "slow", 1, 32, [np.zeros(1, np.uint32)], trace=False)  # numba's cache holds the machine code
@@ -159,7 +165,7 @@ def test_a_signal_during_a_streamed_trace_removes_the_temporary_file(tmp_path, s
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     proc = subprocess.Popen([sys.executable, "-m", "simt_fast.cli", "trace", str(ptx), "--grid", "20000", "--block",
                              "256", "--arg", "buf:uint32:1", "-o", str(out)], env=env, cwd=tmp_path,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_sigint_default)
     deadline = time.time() + 300
     while time.time() < deadline and not list(tmp_path.glob(".slow.h5.*.tmp")):  # the writer has started
         time.sleep(0.2)

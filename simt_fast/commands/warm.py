@@ -20,13 +20,12 @@ def register(app: typer.Typer) -> None:
         t0 = time.perf_counter()
         with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                       console=Console(stderr=True)) as bar:
-            task = bar.add_task("compiling", total=len(warm.STEPS))
+            task = bar.add_task("compiling the kernels", total=len(warm.STEPS))
 
-            def on_step(what: str) -> None:
-                if bar.tasks[0].description != "compiling":
-                    bar.advance(task)
-                bar.update(task, description=f"compiling the {what}")
+            def on_done(what: str) -> None:
+                bar.advance(task)
+                bar.update(task, description=f"compiled the {what}")
 
-            warm.warm(on_step)
-            bar.update(task, completed=len(warm.STEPS), description="compiled")
+            warm.warm(on_done)
+            bar.update(task, description="compiled every kernel")
         typer.echo(f"every kernel is compiled ({time.perf_counter() - t0:.0f} s); machine code in {warm.cache_dir()}")

@@ -36,7 +36,7 @@ Params = namedtuple("Params", [
     "max_cycles",
     "no_progress",  # no_progress_cycles
     "exit_b",  # the virtual exit block
-    "hws",  # hybrid warp size (seed 003)
+    "hws",  # hybrid warp size (Jin 2012)
     "hws_sync",  # hws_sync_sms
     "hws_squeeze",  # hws: squeeze before issue (sps) / before the pool (dwf, en-dwf)
     "sm_major",  # visit order (sim/visits.py)

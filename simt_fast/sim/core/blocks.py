@@ -179,7 +179,7 @@ def advance(mech, st, rt, winfo, w, i, now, pos, path, succ_ptr, succ_idx, ipdom
         if mech == FRONTIER:
             m_frontier.merge_same_pc(st, winfo, w)
         if mech == STACKLESS:
-            # stackless (seed 004 §5.2): units entering a syncwarp block wait there; a syncwarp releases
+            # stackless (Lee et al. 2013 §5.2): units entering a syncwarp block wait there; a syncwarp releases
             # once no unit of the warp can issue
             if ng > 0:
                 m_stackless.arrive_row(st, winfo, w, i, syncwarp)

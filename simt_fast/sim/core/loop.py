@@ -305,7 +305,7 @@ def run(p, prog, m, s, out, mp, mr):
                         occ_hist[active] += 1
                         k_width = occ
                         if squeeze:
-                            # PDOM&HWS (seed 003 §4.1-4.2): squeezed lane-aware, the warp issues only its
+                            # PDOM&HWS (Jin 2012 §4.1-4.2): squeezed lane-aware, the warp issues only its
                             # non-empty quarters; a lane with k threads needs k, and the squeeze gets there
                             k_width = max_lane_count(np.uint64(mask), n_q, sw)
                             quarters = k_width

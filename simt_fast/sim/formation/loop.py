@@ -50,7 +50,7 @@ def issue(hws, w, now, latency, wf, wsl, W, sw, n_q, g, reg_ready, tpc, block_st
     if q_act < 0:  # (its slots changed since its last issue)
         q_act = quarters(wf[w, F_MASK], W, sw, n_q)
         wf[w, F_QACT] = q_act
-    width = q_act if hws else n_q  # seed 003 §4.2: only the active quarter-warps go down the pipe
+    width = q_act if hws else n_q  # Jin 2012 §4.2: only the active quarter-warps go down the pipe
     b = wf[w, F_BLK]
     off = wf[w, F_OFF]
     g[G_WARP_INSTS] += 1

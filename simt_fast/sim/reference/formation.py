@@ -3,7 +3,7 @@
 `dwf`, `en-dwf` (``reference/dwf.py``) and `tbc` (``reference/tbc.py``) regroup threads, so
 a warp is not a fixed set of lanes of one CTA here but a *slot array*: ``warp.slots[s]`` is the
 global thread id in slot ``s`` (``-1`` = hole). Slot ``s`` sits in SIMD lane ``s % simd_width``
-and quarter ``s // simd_width`` (seed 003's slot model); a thread's home slot is its CTA-local id
+and quarter ``s // simd_width`` (Jin 2012's slot model); a thread's home slot is its CTA-local id
 modulo ``warp_size``. Everything that is the same for the three mechanisms lives here, stepped one
 cycle at a time, written to be read rather than to be fast: CTA dispatch, per-thread register
 scoreboard (a thread's registers live in its lane's bank and follow it from warp to warp), SIMD
@@ -131,7 +131,7 @@ class FormationCore:
             self.release(sm, self.rel_pending.pop(0), now)
 
     def issue_width(self, w):
-        """SIMD cycles of one warp instruction (seed 003 §4.3 under hws: active quarters only)."""
+        """SIMD cycles of one warp instruction (Jin 2012 §4.3 under hws: active quarters only)."""
         if self.cfg.hws:
             return quarters_of(w.slots, self.sw, self.n_q)
         return self.n_q

@@ -1,4 +1,4 @@
-// AES-128 encryption, one 16-byte block per thread, ECB (seed 003 §5.3, AES: "encrypt a 256x256
+// AES-128 encryption, one 16-byte block per thread, ECB (Jin 2012 §5.3, AES: "encrypt a 256x256
 // image with a 128-bit key").
 //
 // The S-box and the expanded key schedule are staged in shared memory by the whole CTA (strided

@@ -1,4 +1,4 @@
-// Breadth-first search, one level expansion (seed 003 §5.3, BFS on a random 4096-node graph).
+// Breadth-first search, one level expansion (Jin 2012 §5.3, BFS on a random 4096-node graph).
 //
 // One thread per node.  A thread whose node is in the current frontier (level == cur_level)
 // walks its variable-length CSR neighbour list and marks every unvisited neighbour in

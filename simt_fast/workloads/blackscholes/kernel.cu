@@ -1,4 +1,4 @@
-// Black-Scholes European option pricing (seed 003 §5.3, BS).
+// Black-Scholes European option pricing (Jin 2012 §5.3, BS).
 //
 // Each thread prices several options (grid-stride loop, so the number of options per thread
 // differs at the tail).  The cumulative normal distribution uses the Abramowitz-Stegun

@@ -1,4 +1,4 @@
-// do-while loop with a data-dependent break (seed 001: the opportunistic early reconvergence
+// do-while loop with a data-dependent break (ElTantawy et al. 2014: the opportunistic early reconvergence
 // example).  Shape, with the seed's block names:
 //
 //     do {                                  // BBA: one xorshift step
@@ -29,7 +29,7 @@ extern "C" __global__ void earlyexit(const unsigned* __restrict__ seeds,
         ++it;
         if ((x & target_mask) == target) {
             // BBB: deliberately longer than BBC, so a split that loops through BBC can reach
-            // BBB again while an earlier split is still in it (seed 001's early-reconvergence
+            // BBB again while an earlier split is still in it (ElTantawy et al. 2014's early-reconvergence
             // opportunity: two splits of one warp in the same block).
             unsigned h = x;
 #pragma unroll

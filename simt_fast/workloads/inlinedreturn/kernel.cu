@@ -1,4 +1,4 @@
-// A device function with an early return, inlined into a loop (seed 002 Fig. 4).
+// A device function with an early return, inlined into a loop (Wu et al. 2012 Fig. 4).
 //
 // find_first() scans a row for a key and returns from inside its loop (loop2) as soon as it
 // finds it.  Once inlined into the caller's loop (loop1) that return becomes a second exit of

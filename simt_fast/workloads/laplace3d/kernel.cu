@@ -1,4 +1,4 @@
-// One Jacobi sweep of the 3-D Laplace equation with Dirichlet boundaries (seed 003 §5.3, LPS).
+// One Jacobi sweep of the 3-D Laplace equation with Dirichlet boundaries (Jin 2012 §5.3, LPS).
 //
 // A CTA owns a BX x BY column of the grid and marches it along z (2.5-D blocking): the current
 // z-plane tile plus a one-cell halo is staged in shared memory, the planes below and above stay

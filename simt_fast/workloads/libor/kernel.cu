@@ -1,4 +1,4 @@
-// LIBOR market model Monte Carlo: forward-rate paths and a swaption portfolio (seed 003 §5.3,
+// LIBOR market model Monte Carlo: forward-rate paths and a swaption portfolio (Jin 2012 §5.3,
 // LIB: "4096 paths for 15 options"), in double precision.
 //
 // Each thread simulates one path: n_steps time steps of the lognormal forward-rate dynamics

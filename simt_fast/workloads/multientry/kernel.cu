@@ -1,4 +1,4 @@
-// A loop with two entries: the irreducible control flow of seed 002 Fig. 2(d), in a scanner
+// A loop with two entries: the irreducible control flow of Wu et al. 2012 Fig. 2(d), in a scanner
 // of alphanumeric words (one text line per thread).
 //
 // A word alternates runs of letters and runs of digits ("ab12cd", "7seas", "2024").  The scanner

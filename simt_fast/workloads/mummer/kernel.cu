@@ -1,5 +1,5 @@
 // MUMmer-like exact matching of short DNA queries against a suffix trie of a reference
-// (seed 003 §5.3, MUM: "a large number of comparisons", high divergence).
+// (Jin 2012 §5.3, MUM: "a large number of comparisons", high divergence).
 //
 // The trie holds every suffix of the reference truncated to a maximum depth; node 0 is the
 // root and trie[4 * node + base] is the child reached by base (A,C,G,T = 0..3) or -1.  For each

@@ -1,4 +1,4 @@
-// Convolutional neural-network layer with ONE-THREAD blocks (seed 003 §5.3, NN).
+// Convolutional neural-network layer with ONE-THREAD blocks (Jin 2012 §5.3, NN).
 //
 // The thesis' NN benchmark recognises handwritten digits with kernels launched as blocks of a
 // single thread, which leaves 31 of 32 warp lanes empty: the case that hybrid warp size and

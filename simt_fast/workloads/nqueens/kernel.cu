@@ -1,4 +1,4 @@
-// N-Queens by backtracking (seed 003 §5.3, NQU: "the CPU generates configurations for the upper
+// N-Queens by backtracking (Jin 2012 §5.3, NQU: "the CPU generates configurations for the upper
 // rows and the GPU is responsible for the remaining rows").
 //
 // Each thread receives a legal placement of the first rows as three bitmasks (occupied columns,

@@ -1,5 +1,5 @@
 // Whitted-style ray tracer: spheres over a checkered floor, point light with shadows,
-// reflections up to a bounded depth (seed 003 §5.3, RAY: "up to 5 levels of reflections and
+// reflections up to a bounded depth (Jin 2012 §5.3, RAY: "up to 5 levels of reflections and
 // shadows", one thread per pixel).
 //
 // Divergence comes from what each pixel's ray hits: the sky (loop exits at once), a sphere or

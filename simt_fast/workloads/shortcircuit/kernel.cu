@@ -1,4 +1,4 @@
-// Compound condition (a && b) || (c && d) with short-circuit evaluation (seed 002 Fig. 3).
+// Compound condition (a && b) || (c && d) with short-circuit evaluation (Wu et al. 2012 Fig. 3).
 //
 // Each operand after the first is a load whose address depends on the operand before it, so
 // the compiler cannot evaluate it speculatively and must emit the short-circuit CFG: the
