@@ -27,7 +27,7 @@ def test_structurize_writes_structured_ptx_and_reports_table2(tmp_path):
 def test_structurize_json_has_per_function_rows():
     r = runner.invoke(app, ["structurize", str(SHORT), "--json"])
     assert r.exit_code == 0, r.output
-    d = json.loads(r.output)
+    d = json.loads(r.stdout)
     row = d["functions"]["shortcircuit"]
     assert row["forward_copies"] > 0 and row["new_code_size"] > row["old_code_size"]
     assert d["total"]["forward_copies"] == row["forward_copies"]
@@ -42,7 +42,7 @@ def test_structurize_to_stdout_is_ptx():
 def test_analyze_json_reports_convergence_and_tree():
     r = runner.invoke(app, ["analyze", str(FIR), "--json"])
     assert r.exit_code == 0, r.output
-    k = json.loads(r.output)["kernels"][0]
+    k = json.loads(r.stdout)["kernels"][0]
     assert k["control_tree"]["structured"] is True
     assert k["convergence"]["summary"]["warp_sequential"] == 6
     assert k["divergent_blocks"] == [] and k["syncwarp_blocks"] == []
@@ -71,6 +71,6 @@ def test_analyze_inline_uses_the_traced_cfg():
     plain = runner.invoke(app, ["analyze", str(path), "--json"])
     inlined = runner.invoke(app, ["analyze", str(path), "--json", "--inline"])
     assert plain.exit_code == 0 and inlined.exit_code == 0, inlined.output
-    n_plain = [len(k["convergence"]["blocks"]) for k in json.loads(plain.output)["kernels"]]
-    n_inl = [len(k["convergence"]["blocks"]) for k in json.loads(inlined.output)["kernels"]]
+    n_plain = [len(k["convergence"]["blocks"]) for k in json.loads(plain.stdout)["kernels"]]
+    n_inl = [len(k["convergence"]["blocks"]) for k in json.loads(inlined.stdout)["kernels"]]
     assert n_inl != n_plain  # the callees' blocks are now part of the kernel

@@ -97,7 +97,7 @@ def test_ptxas_accepts_the_bounded_state_machine(tmp_path):
 def test_cli_reports_the_growth_and_takes_the_limit(tmp_path):
     r = CliRunner().invoke(app, ["structurize", str(STATE_MACHINE["O3"]), "--json"])
     assert r.exit_code == 0, r.output
-    total = json.loads(r.output)["total"]
+    total = json.loads(r.stdout)["total"]
     assert total["max_growth"] == 2.0 and total["growth"] < 4 and total["guards"] + total["entry_dispatches"] > 0
     r = CliRunner().invoke(app, ["structurize", str(STATE_MACHINE["O3"]), "--max-growth", "1", "-o", str(tmp_path / "s.ptx")])
     assert r.exit_code == 0, r.output

@@ -25,11 +25,11 @@ def test_scalarize_and_expansion_json(tmp_path):
     path, wl = _trace(tmp_path, {"workload": "shortcircuit"})
     r = runner.invoke(app, ["scalarize", str(path), "--json", "--warp-sizes", "4,32"])
     assert r.exit_code == 0, r.output
-    d = json.loads(r.output)
+    d = json.loads(r.stdout)
     assert set(d["dynamic"]["warp_sizes"]) == {"4", "32"}
     r = runner.invoke(app, ["expansion", str(path), "--json", "-w", "8"])
     assert r.exit_code == 0, r.output
-    assert json.loads(r.output)["warp_size"] == 8
+    assert json.loads(r.stdout)["warp_size"] == 8
 
 
 def test_scalarize_needs_ptx_without_workload(tmp_path):
@@ -51,7 +51,7 @@ def test_analyze_accepts_a_trace(tmp_path):
     path, wl = _trace(tmp_path, {"workload": "shortcircuit"})
     r = runner.invoke(app, ["analyze", str(path), "--json"])
     assert r.exit_code == 0, r.output
-    assert json.loads(r.output)["dynamic"]["baseline"]["thread_ops"] > 0
+    assert json.loads(r.stdout)["dynamic"]["baseline"]["thread_ops"] > 0
     out = tmp_path / "s.json"
     r = runner.invoke(app, ["analyze", str(path), "-o", str(out)])
     assert r.exit_code == 0 and json.loads(out.read_text())["kernel"]

@@ -28,7 +28,7 @@ def test_json_results_match_the_library(trace_file):
     res = runner.invoke(app, ["run", str(path), "-m", "sps", "-m", "mp-oer", "--config", "gt200",
                               "--set", "n_sms=2", "--json"])
     assert res.exit_code == 0, res.output
-    out = json.loads(res.output)
+    out = json.loads(res.stdout)
     assert [r["mechanism"] for r in out["results"]] == ["sps", "mp-oer"]
     for r in out["results"]:
         cfg = load_config("gt200", {"n_sms": 2, "mechanism": r["mechanism"]})
@@ -85,7 +85,7 @@ def test_sectors_per_request_column_and_the_perfect_coalescing_note(trace_file, 
     trace.save(with_mem)
     res = runner.invoke(app, ["run", str(with_mem), "-m", "sps", "--config", "fermi", "--json"])
     assert res.exit_code == 0, res.output
-    stats = json.loads(res.output)["results"][0]["stats"]
+    stats = json.loads(res.stdout)["results"][0]["stats"]
     assert stats == simulate(trace, load_config("fermi")).to_dict() and stats["mem_requests"] > 0
     res = runner.invoke(app, ["run", str(with_mem), "-m", "sps", "--config", "fermi"])
     s = simulate(trace, load_config("fermi"))

@@ -133,11 +133,16 @@ def test_hdf5_failing_mid_write_does_not_crash(tmp_path):
         except DiskFullError as e:
             print(e)
         print("exited normally")
-    """, 2_000_000)
+    """, 4_000_000)  # room to create the file (one dataset per results column) and write some rows
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.splitlines()[-1] == "exited normally"
     assert "while HDF5 was writing" in proc.stdout
     assert "Traceback" not in proc.stderr
+
+
+def _messages(stderr: str) -> list:
+    """stderr's lines without the one-line notices of a kernel's first compile (a cold numba cache)."""
+    return [line for line in stderr.strip().splitlines() if not line.startswith("simt-fast: compiling ")]
 
 
 def _cli(args, limit):
@@ -152,7 +157,7 @@ def test_trace_writer_full_disk_is_one_sentence_and_keeps_the_old_file(tmp_path,
     out.write_bytes(b"previous content")
     proc = _cli(["synth", out, "--threads", "65536", "--blocks", "64", "--max-path-len", "512", "--force"], limit)
     assert proc.returncode == 2, proc.stderr
-    lines = proc.stderr.strip().splitlines()
+    lines = _messages(proc.stderr)
     assert len(lines) == 1, proc.stderr
     assert lines[0].startswith(f"error: {out}: disk full after ") and "of 65536 thread paths" in lines[0]
     assert lines[0].endswith(f"the partial trace was removed and any earlier big.h5 is unchanged; free space and re-run")
@@ -166,7 +171,7 @@ def test_streamed_trace_from_the_emulator_stops_cleanly(tmp_path):
     out = tmp_path / "sm.h5"
     proc = _cli(["trace", "statemachine", "--size", "default", "--mem", "-o", out], 3_000_000)
     assert proc.returncode == 2, proc.stderr[-3000:]
-    (line,) = proc.stderr.strip().splitlines()
+    (line,) = _messages(proc.stderr)
     assert line.startswith(f"error: {out}: disk full after ") and line.endswith("free space and re-run")
     assert list(tmp_path.iterdir()) == []
 
@@ -204,7 +209,7 @@ def test_full_disk_during_a_sweep_then_resume_equals_a_clean_run(sweep72, tmp_pa
     assert proc.returncode == 2, (proc.stdout, proc.stderr)
     stored = len(results.point_ids(out))
     assert 0 < stored < 72
-    assert proc.stderr.strip().splitlines() == [
+    assert _messages(proc.stderr) == [
         f"error: {out}: disk full after {stored} rows (the file-size limit (ulimit -f) of {limit} bytes is reached); "
         f"they are kept; free space and re-run to resume"]
 

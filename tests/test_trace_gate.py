@@ -108,7 +108,7 @@ def test_run_refuses_a_file_edited_after_writing_unless_allowed(tmp_path):
     r = CliRunner().invoke(app, ["run", str(p), "-m", "sps", "--json", "--allow-digest-mismatch"])
     assert r.exit_code == 0, r.output
     edited = Trace.load(p, allow_digest_mismatch=True)
-    assert json.loads(r.output)["results"][0]["stats"] == simulate(edited, SimConfig()).to_dict()
+    assert json.loads(r.stdout)["results"][0]["stats"] == simulate(edited, SimConfig()).to_dict()
 
 
 def test_sweep_refuses_damaged_and_edited_traces_before_any_point(tmp_path):
@@ -253,7 +253,7 @@ def test_corrupted_file_is_refused_or_gives_the_undamaged_stats(tmp_path_factory
     if _is_refusal(r):
         return
     assert r.exit_code == 0, (r.output, r.exception)
-    assert json.loads(r.output)["results"][0]["stats"] == stats[mech]
+    assert json.loads(r.stdout)["results"][0]["stats"] == stats[mech]
 
 
 @PROPERTY
@@ -278,7 +278,7 @@ def test_allowed_corruption_is_refused_or_simulated_as_the_reference_does(tmp_pa
         expected = reference.simulate(trace, cfg).to_dict()
     except ReferenceError_:
         pytest.fail("the kernel finished a run the reference model finds deadlocked")
-    assert json.loads(r.output)["results"][0]["stats"] == expected
+    assert json.loads(r.stdout)["results"][0]["stats"] == expected
 
 
 def test_kernel_errors_on_valid_corruptions_are_sentences_too():

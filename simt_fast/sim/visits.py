@@ -14,7 +14,7 @@ from collections import namedtuple
 import numpy as np
 
 from .._jit import helper
-from .stats import G_CYCLES
+from .stats import G_CYCLES, G_ERR, G_ERR_CYCLE
 
 NEVER = np.int64(1) << 62  # no next visit, not stopped, never ready
 
@@ -106,6 +106,53 @@ def first_flagged(flags):
             flags[s] = False
             return s
     return -1
+
+
+@helper
+def next_visit(sm_major, sm, now, done, n_ctas, hws_sync, last_progress, no_progress, max_cycles, m, g):
+    """The next visit of either cycle loop, after a visit of ``sm`` at ``now`` (sm -1: none yet):
+    (sm, cycle, resume, go). ``resume``: the SM takes the CTAs handed to it (`hand_out`) and does
+    nothing else. ``go`` False: the run ends here, finished or with its error in ``g`` (G_ERR:
+    ERR_REPLAY when the SM-major order must give way to the cycle-major replay, else the machine's
+    error at G_ERR_CYCLE). SM-major: `sm_major_next`; the SMs stopped at the same cycle share the
+    waiting CTAs. Cycle-major: the visits of cycle t in SM order, then the resumes of the SMs handed
+    CTAs at its end, then (``hws_sync``) the width synchronisation, the error rules and a jump to
+    the next cycle at which anything can happen."""
+    if sm_major:
+        sm, now, resume = sm_major_next(sm, m.sm_res, m.stop_t, m.sm_next)
+        if sm < 0:
+            if done < n_ctas:
+                g[G_ERR] = ERR_REPLAY  # (an SM left with CTAs and no next visit)
+            return sm, now, False, False
+        if resume:
+            hand_out(m.pend, m.assigned, m.cta_q, n_ctas, m.stop_t, now, sm)
+        return sm, now, resume, True
+    while True:
+        sm = first_flagged(m.to_resume)
+        if sm >= 0:
+            return sm, now, True, True
+        nxt_sm = cycle_major_next(m.sm_res, m.sm_next)
+        if nxt_sm >= 0 and m.sm_next[nxt_sm] <= now:
+            return nxt_sm, now, False, True
+        # every visit of cycle `now` is done: the slots freed in it get the waiting CTAs
+        if hand_out(m.pend, m.assigned, m.cta_q, n_ctas, m.stop_t, now, -1) > 0:
+            for s in range(m.assigned.shape[0]):
+                for c in range(m.assigned.shape[1]):
+                    if m.assigned[s, c] >= 0:
+                        m.to_resume[s] = True
+            continue
+        if hws_sync:
+            sync_widths(m.simd_free, m.iss_lat, now, g)
+        if done >= n_ctas:
+            return -1, now, False, False
+        # event skipping: jump to the next cycle at which anything can happen
+        nxt_t = m.sm_next[nxt_sm] if nxt_sm >= 0 else NEVER
+        err, err_cycle = cycle_major_error(nxt_t, now, last_progress, no_progress, max_cycles)
+        if err:
+            g[G_ERR] = err
+            g[G_ERR_CYCLE] = err_cycle
+            return -1, now, False, False
+        return nxt_sm, nxt_t, False, True
 
 
 @helper

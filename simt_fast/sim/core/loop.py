@@ -17,11 +17,8 @@ from ..mech import MIMD, MP_OER, SPS, DPS, FRONTIER
 from ..mech._tables import S_BLK, S_EXP, S_MASK, S_OFF, S_RPCB, S_RPCO, S_STATE, S_T, W_CTA, W_CTASLOT, W_EPOCH, \
     W_GID, W_LIVE, W_NLANES, W_STN, W_TBASE, popcount, row_list_remove
 from ..program import POLICY_GTO
-from ..stats import G_CYCLES, G_EPOCH, G_ERR, G_ERR_CYCLE, G_EXPANDED, G_IDLE, G_THREAD_INSTS, G_VKEY, G_WARP_INSTS
-from ..visits import (
-    ERR_MAX_CYCLES, ERR_REPLAY, NEVER, cycle_major_error, cycle_major_next, first_flagged, hand_out, idle_since,
-    simd_idle, sm_major_next, sm_must_replay, sync_widths,
-)
+from ..stats import G_CYCLES, G_EPOCH, G_ERR, G_EXPANDED, G_IDLE, G_THREAD_INSTS, G_VKEY, G_WARP_INSTS
+from ..visits import ERR_MAX_CYCLES, ERR_REPLAY, NEVER, hand_out, idle_since, next_visit, simd_idle, sm_must_replay
 from .blocks import advance, arrive_at_barrier, blame, dispatch_cta, early_arrival, next_released, schedulable
 from .scoreboard import SB_M0, SB_RMAX, SB_RUNION, SB_T0, sb_write, sb_write_lane
 from .state import RAN_EPOCH, RAN_MASK, SB_ENTRY
@@ -131,7 +128,6 @@ def run(p, prog, m, s, out, mp, mr):
     # ---- CTA dispatch: round-robin over the SMs (one CTA per SM in turn) until they are full --
     assigned = m.assigned
     cta_q = m.cta_q
-    to_resume = m.to_resume
     pend[:, :] = True
     hand_out(pend, assigned, cta_q, n_ctas, stop_t, 0, -1)
     for sm in range(n_sms):
@@ -152,45 +148,13 @@ def run(p, prog, m, s, out, mp, mr):
     last_progress = 0
     sm = -1
     while True:
-        # ---- the next visit: (sm, now); `resume`: the SM stopped at `now` and gets its CTAs
-        # (the visit orders: see the docstring)
-        if sm_major:
-            sm, now, resume = sm_major_next(sm, sm_res, stop_t, sm_next)
-            if sm < 0:
-                if done < n_ctas:
-                    g[G_ERR] = ERR_REPLAY  # (an SM left with CTAs and no next visit)
-                return
-            if resume:
-                # the SMs stopped at `now` share the waiting CTAs (the group resumes in SM order)
-                hand_out(pend, assigned, cta_q, n_ctas, stop_t, now, sm)
-        else:
-            sm = first_flagged(to_resume)
-            resume = sm >= 0  # an SM handed CTAs at the end of cycle `now` takes them
-            if not resume:
-                nxt_sm = cycle_major_next(sm_res, sm_next)
-                if nxt_sm < 0 or sm_next[nxt_sm] > now:
-                    # every visit of cycle `now` is done: the slots freed in it get the waiting CTAs
-                    if hand_out(pend, assigned, cta_q, n_ctas, stop_t, now, -1) > 0:
-                        for s_ in range(n_sms):
-                            for c in range(cta_lim):
-                                if assigned[s_, c] >= 0:
-                                    to_resume[s_] = True
-                        continue
-                    if hws_sync:
-                        sync_widths(simd_free, iss_lat, now, g)
-                    if done >= n_ctas:
-                        return
-                    # ---- event skipping: jump to the next cycle at which anything can happen ---
-                    nxt_t = sm_next[nxt_sm] if nxt_sm >= 0 else INF
-                    err, err_cycle = cycle_major_error(nxt_t, now, last_progress, no_progress, max_cycles)
-                    if err:
-                        g[G_ERR] = err
-                        g[G_ERR_CYCLE] = err_cycle
-                        if err != ERR_MAX_CYCLES:
-                            blame(st, winfo, g)
-                        return
-                    now = nxt_t
-                sm = nxt_sm
+        # ---- the next visit: (sm, now); `resume`: the SM takes the CTAs handed to it (`visits`)
+        sm, now, resume, go = next_visit(sm_major, sm, now, done, n_ctas, hws_sync, last_progress, no_progress,
+                                         max_cycles, m, g)
+        if not go:
+            if g[G_ERR] != 0 and g[G_ERR] != ERR_MAX_CYCLES and g[G_ERR] != ERR_REPLAY:
+                blame(st, winfo, g)  # a machine error names the warp that was left waiting
+            return
         n_pend = 1 if resume else 0  # CTA slots of this SM freed in this visit (a resume: some)
         # the event rows' visit key: cycle, then visits before resumes (CTAs start after the cycle), then SM
         g[G_VKEY] = ((now + 1) * 2 + resume) * (n_sms + 1) + sm + 1

@@ -25,12 +25,9 @@ from ..._jit import cycle_loop, helper
 from ..events import EV_ISSUE, emit
 from ..memory_issue import access_slots
 from ..program import POLICY_GTO, POLICY_MAJORITY
-from ..stats import G_BARWAIT, G_CYCLES, G_ERR, G_ERR_CYCLE, G_EXITS, G_IDLE, G_MAX_STACK, G_NREL, G_THREAD_INSTS, \
+from ..stats import G_BARWAIT, G_CYCLES, G_ERR, G_EXITS, G_IDLE, G_MAX_STACK, G_NREL, G_THREAD_INSTS, \
     G_VKEY, G_WARP_INSTS
-from ..visits import (
-    ERR_REPLAY, cycle_major_error, cycle_major_next, first_flagged, hand_out, idle_since, simd_idle, sm_major_next,
-    sm_must_replay, sync_widths,
-)
+from ..visits import ERR_REPLAY, hand_out, idle_since, next_visit, simd_idle, sm_must_replay
 from .dwf import dwf_barrier, dwf_finish, pick_dwf
 from .layout import (
     AT_BARRIER, EN_DWF, F_AGE, F_BART, F_BLK, F_BOUND, F_CTA, F_EP, F_ID, F_MASK, F_N, F_NB, F_NROW, F_OFF,
@@ -264,7 +261,6 @@ def run(p, prog, m, s, out, mp, mr):
     # ---- CTA dispatch: round-robin over the SMs (one CTA per SM in turn) until they are full
     assigned = m.assigned
     cta_q = m.cta_q
-    to_resume = m.to_resume
     pend[:, :] = True
     hand_out(pend, assigned, cta_q, n_ctas, stop_t, 0, -1)
     for sm in range(n_sms):
@@ -282,41 +278,11 @@ def run(p, prog, m, s, out, mp, mr):
     last_progress = 0
     sm = -1
     while True:
-        # ---- the next visit: (sm, now); `resume`: the SM stopped at `now` and gets its CTAs
-        if sm_major:
-            sm, now, resume = sm_major_next(sm, sm_res, stop_t, sm_next)
-            if sm < 0:
-                if done < n_ctas:
-                    g[G_ERR] = ERR_REPLAY  # (an SM left with CTAs and no next visit)
-                return
-            if resume:
-                # the SMs stopped at `now` share the waiting CTAs (the group resumes in SM order)
-                hand_out(pend, assigned, cta_q, n_ctas, stop_t, now, sm)
-        else:
-            sm = first_flagged(to_resume)
-            resume = sm >= 0  # an SM handed CTAs at the end of cycle `now` takes them
-            if not resume:
-                nxt_sm = cycle_major_next(sm_res, sm_next)
-                if nxt_sm < 0 or sm_next[nxt_sm] > now:
-                    # every visit of cycle `now` is done: the slots freed in it get the waiting CTAs
-                    if hand_out(pend, assigned, cta_q, n_ctas, stop_t, now, -1) > 0:
-                        for s_ in range(n_sms):
-                            for c in range(cta_lim):
-                                if assigned[s_, c] >= 0:
-                                    to_resume[s_] = True
-                        continue
-                    if sync:
-                        sync_widths(simd_free, iss_lat, now, g)
-                    if done >= n_ctas:
-                        return
-                    nxt_t = sm_next[nxt_sm] if nxt_sm >= 0 else INF
-                    err, err_cycle = cycle_major_error(nxt_t, now, last_progress, no_progress, max_cycles)
-                    if err:
-                        g[G_ERR] = err
-                        g[G_ERR_CYCLE] = err_cycle
-                        return
-                    now = nxt_t  # skipped cycles: nothing issues anywhere (idle cycles are counted at the next visit)
-                sm = nxt_sm
+        # ---- the next visit: (sm, now); `resume`: the SM takes the CTAs handed to it (`visits`)
+        sm, now, resume, go = next_visit(sm_major, sm, now, done, n_ctas, sync, last_progress, no_progress,
+                                         max_cycles, m, g)
+        if not go:
+            return
         n_pend = 1 if resume else 0  # CTA slots of this SM freed in this visit (a resume: some)
         # the event rows' visit key: cycle, then visits before resumes (CTAs start after the cycle), then SM
         g[G_VKEY] = ((now + 1) * 2 + resume) * (n_sms + 1) + sm + 1
