@@ -15,17 +15,17 @@ recently used line is the smallest stamp.
 
 from __future__ import annotations
 
-from ._jit import inline_helper
+from ._jit import helper
 from .layout import L_DIRTY, L_FILL, L_LRU, L_TAG, L_VALID
 
 
-@inline_helper
+@helper
 def set_of(line, n_sets, mask):
     """The set of ``line``: line % n_sets (a mask when n_sets is a power of two, ``mask`` >= 0)."""
     return line & mask if mask >= 0 else line % n_sets
 
 
-@inline_helper
+@helper
 def find_way(cache, c, s, assoc, line):
     """The way of set ``s`` holding ``line`` in cache ``c``, or -1."""
     for w in range(assoc):
@@ -34,18 +34,18 @@ def find_way(cache, c, s, assoc, line):
     return -1
 
 
-@inline_helper
+@helper
 def sector_valid(cache, c, s, w, sector):
     return w >= 0 and (cache[c, s, L_VALID, w] >> (sector & 3)) & 1 == 1
 
 
-@inline_helper
+@helper
 def touch(cache, clocks, c, s, w):
     clocks[c] += 1
     cache[c, s, L_LRU, w] = clocks[c]
 
 
-@inline_helper
+@helper
 def victim_way(cache, c, s, assoc):
     """An unused way (the lowest), else the least recently used line of set ``s``."""
     best = 0
@@ -57,7 +57,7 @@ def victim_way(cache, c, s, assoc):
     return best
 
 
-@inline_helper
+@helper
 def fill_sector(cache, clocks, c, s, assoc, w, sector, ready, dirty):
     """Make ``sector`` valid (dirty or clean) with data arriving at ``ready``; ``w`` is the way already
     holding its line, or -1 to allocate one. Returns (evicted line, its dirty sector mask): (-1, 0)

@@ -9,11 +9,11 @@ variable touches one sector per 8 threads. Constant memory serialises one access
 
 from __future__ import annotations
 
-from ._jit import helper, inline_helper
+from ._jit import helper
 from .layout import LOCAL_BASE, SECTOR_SHIFT
 
 
-@inline_helper
+@helper
 def insert_unique(buf, n, x):
     """Insert ``x`` into the sorted, duplicate-free ``buf[:n]``; returns the new length."""
     # lanes mostly ascend or repeat (coalesced, broadcast): try the end before searching
@@ -38,7 +38,7 @@ def insert_unique(buf, n, x):
     return n + 1
 
 
-@inline_helper
+@helper
 def local_word_address(word, thread_id, n_threads):
     """Byte address of 4-byte word ``word`` of thread ``thread_id``'s local frame, interleaved over the
     launch's ``n_threads`` threads: ((offset // 4) * n_threads + thread) * 4 (+ offset % 4)."""

@@ -13,11 +13,11 @@ time (GTX480: 127 bytes per cycle over 6 partitions) stays exact in integers.
 from __future__ import annotations
 
 from ..config import SECTOR_BYTES
-from ._jit import inline_helper
+from ._jit import helper
 from .layout import C_DRAM_BYTES, P_DRAM_BPC, P_DRAM_INTERLEAVE, P_DRAM_PARTS, P_DRAM_SHIFT, SECTOR_SHIFT
 
 
-@inline_helper
+@helper
 def dram_transfer(dram, params, sector, t, counters):
     """Move one sector to or from DRAM, arriving at cycle ``t``; returns the cycles it queued."""
     counters[C_DRAM_BYTES] += SECTOR_BYTES

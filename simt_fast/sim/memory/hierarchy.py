@@ -24,7 +24,7 @@ function here allocates.
 
 from __future__ import annotations
 
-from ._jit import helper, inline_helper, stream
+from ._jit import helper, stream
 from .cache import fill_sector, find_way, sector_valid, set_of, touch
 from .coalesce import coalesce, distinct_addresses
 from .dram import dram_transfer
@@ -39,7 +39,7 @@ from .lsu import line_cycles, unit_start
 from .shared_banks import shared_passes
 
 
-@inline_helper
+@helper
 def _dram_read_write(dram, params, sector, t, kind, counters):
     """No L2: a load reads the sector, a store writes it, an atomic reads then writes it."""
     q = dram_transfer(dram, params, sector, t, counters)
@@ -48,7 +48,7 @@ def _dram_read_write(dram, params, sector, t, kind, counters):
     return t + params[P_LAT_DRAM] + q
 
 
-@inline_helper
+@helper
 def below_l1(l2, l2_clock, dram, params, sector, t, kind, counters):
     """A sector access that reaches the L2 (or DRAM without one) at cycle ``t``; returns the cycle its
     data is ready (for a store: the cycle the write is done)."""
@@ -82,7 +82,7 @@ def below_l1(l2, l2_clock, dram, params, sector, t, kind, counters):
     return ready
 
 
-@inline_helper
+@helper
 def sector_access(l1, l1_clock, l2, l2_clock, dram, params, sm, sector, t, space, kind, counters):
     """One sector of a global/local access, taken by the LSU of ``sm`` at cycle ``t``."""
     sets = params[P_L1_SETS]
@@ -190,17 +190,12 @@ def access(state, params, sm, warp, now, space, kind, nbytes, writes_reg, addrs,
     return ready
 
 
-# the timing kernels call `access` once per memory instruction; `replay` inlines it so that a stream
-# measures the model's work, not the call (every array argument is passed by value: ~90 ns a call)
-_access_inline = inline_helper(access.py_func)
-
-
-@stream  # no NRT: it would incref/decref every array of the inlined `access` on every call
+@stream  # no NRT: it would incref/decref every array argument of `access` on every call
 def replay(state, params, sms, warps, nows, spaces, kinds, nbytes, writes_reg, addrs, thread_ids, n_lanes, counters,
            ready):
     """Run a stream of accesses through :func:`access` in order (row ``i`` of the 2-D ``addrs`` and
     ``thread_ids`` holds access ``i``'s lanes); writes each one's ready cycle to ``ready[i]``. For tests
     and benchmarks: the timing kernels call :func:`access` from their issue path instead."""
     for i in range(sms.shape[0]):
-        ready[i] = _access_inline(state, params, sms[i], warps[i], nows[i], spaces[i], kinds[i], nbytes[i], writes_reg[i],
+        ready[i] = access(state, params, sms[i], warps[i], nows[i], spaces[i], kinds[i], nbytes[i], writes_reg[i],
                           addrs[i], thread_ids[i], n_lanes[i], counters)

@@ -10,17 +10,17 @@ lsu_sectors_per_cycle``. The constant cache serves one distinct address per cycl
 
 from __future__ import annotations
 
-from ._jit import inline_helper
+from ._jit import helper
 
 
-@inline_helper
+@helper
 def unit_start(sm_state, sm, field, now):
     """The cycle a request issued at ``now`` starts on the unit whose next free cycle is ``field``."""
     free = sm_state[sm, field]
     return now if now > free else free
 
 
-@inline_helper
+@helper
 def line_cycles(n_sectors, sectors_per_cycle):
     """Cycles the LSU spends on one line with ``n_sectors`` touched sectors."""
     return (n_sectors + sectors_per_cycle - 1) // sectors_per_cycle
