@@ -120,7 +120,8 @@ def compare_with(args, mechanisms: list) -> None:
 
     sides = {"this": ROOT, args.baseline: extract(args.baseline)}
     child = [sys.executable, __file__, "--rates-only", "--threads", str(args.threads), "--blocks", str(args.blocks),
-             "--cta", str(args.cta), "--divergence", str(args.divergence), "--mechanisms", ",".join(mechanisms)]
+             "--cta", str(args.cta), "--divergence", str(args.divergence), "--mechanisms", ",".join(mechanisms),
+             "--repeat", str(args.repeat)]
     best = {s: {} for s in sides}
     for _ in range(args.reps):
         for side, root in sides.items():
@@ -151,6 +152,7 @@ def main():
                     help="comma-separated shipped workloads for the real-kernel table, 'all', or 'none'")
     ap.add_argument("--baseline", help="git revision: compare warm throughput with it, side by side")
     ap.add_argument("--reps", type=int, default=3, help="--baseline: alternating runs per side")
+    ap.add_argument("--repeat", type=int, default=3, help="timed runs per measurement (the best is kept)")
     ap.add_argument("--rates-only", action="store_true", help=argparse.SUPPRESS)  # --baseline's child
     args = ap.parse_args()
     mechanisms = args.mechanisms.split(",")
@@ -160,7 +162,7 @@ def main():
     trace = stress_trace(args)
     cfg = SimConfig(**STRESS_MACHINE)
     if args.rates_only:
-        print(json.dumps({m: best_rate(trace, configured(cfg, m))[1] for m in mechanisms}))
+        print(json.dumps({m: best_rate(trace, configured(cfg, m), args.repeat)[1] for m in mechanisms}))
         return
     small = first_ctas(trace, args.ref_ctas)
     print(f"trace: {trace.n_blocks} blocks, {trace.n_threads} threads, {trace.total_thread_insts():,} thread "
