@@ -104,6 +104,11 @@ def jit(*args, **overrides):
 # from numba code, so it gets no CPython wrapper (whose argument unboxing is code LLVM would compile
 # for nothing: measured ~15% of the core's cold compile); a cycle loop is called from Python.
 helper = jit(_nrt=False, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+# A helper on the hot path (every issue, visit or block end), whose call would cost more than its
+# body: LLVM inlines it into its callers (`forceinline`). Numba still types it once; inlining at
+# numba-IR level instead re-types its body at every call site (the cold compile was 3x). Measured
+# on the stress trace (bench_sim.py): calls instead of these inlines cost 30-50% of throughput.
+hot_helper = jit(_nrt=False, no_cpython_wrapper=True, no_cfunc_wrapper=True, forceinline=True)
 cycle_loop = jit(_nrt=False)
 
 

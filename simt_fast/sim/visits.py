@@ -13,7 +13,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from .._jit import helper
+from .._jit import helper, hot_helper
 from .stats import G_CYCLES, G_ERR, G_ERR_CYCLE
 
 NEVER = np.int64(1) << 62  # no next visit, not stopped, never ready
@@ -27,7 +27,7 @@ ERR_BAD_EDGE = 5  # a path step that is not a CFG edge
 ERR_REPLAY = 6  # an SM-major run met a case only the cycle-major order decides: `simulate` replays it
 
 
-@helper
+@hot_helper
 def sm_major_next(sm, sm_res, stop_t, sm_next):
     """The SM-major choice after a visit of ``sm`` (-1: none yet): the same SM while it holds CTAs
     and has not stopped; else the lowest SM not yet run to a stop; else the earliest stop (lowest
@@ -49,7 +49,7 @@ def sm_major_next(sm, sm_res, stop_t, sm_next):
     return first_stop, t, True
 
 
-@helper
+@hot_helper
 def cycle_major_next(sm_res, sm_next):
     """The cycle-major choice: the SM holding CTAs with the earliest next visit, lowest index first
     (-1: none holds CTAs). A visit moves its SM's next visit past the current cycle, so this walks
@@ -98,7 +98,7 @@ def hand_out(pend, assigned, cta_q, n_ctas, stop_t, t, sm0):
     return handed
 
 
-@helper
+@hot_helper
 def first_flagged(flags):
     """The lowest SM whose flag is set (-1: none), clearing it."""
     for s in range(flags.shape[0]):
@@ -108,7 +108,7 @@ def first_flagged(flags):
     return -1
 
 
-@helper
+@hot_helper
 def next_visit(sm_major, sm, now, done, n_ctas, hws_sync, last_progress, no_progress, max_cycles, m, g):
     """The next visit of either cycle loop, after a visit of ``sm`` at ``now`` (sm -1: none yet):
     (sm, cycle, resume, go). ``resume``: the SM takes the CTAs handed to it (`hand_out`) and does
@@ -155,7 +155,7 @@ def next_visit(sm_major, sm, now, done, n_ctas, hws_sync, last_progress, no_prog
         return nxt_sm, nxt_t, False, True
 
 
-@helper
+@hot_helper
 def cycle_major_error(nxt_t, now, last_progress, no_progress, max_cycles):
     """The machine's error when every visit of cycle ``now`` is done and the next is at ``nxt_t``:
     (code, cycle), code 0 when it goes on. Deadlock and no progress are reported at ``now``,
@@ -169,7 +169,7 @@ def cycle_major_error(nxt_t, now, last_progress, no_progress, max_cycles):
     return 0, now
 
 
-@helper
+@hot_helper
 def sm_must_replay(sm_res, nt, last_progress, no_progress, max_cycles):
     """SM-major: after a visit, an SM that holds CTAs and could stall for good, go ``no_progress``
     cycles without progress or pass ``max_cycles`` by its next visit ``nt`` ends the run for the
@@ -178,7 +178,7 @@ def sm_must_replay(sm_res, nt, last_progress, no_progress, max_cycles):
     return sm_res > 0 and (nt >= NEVER or nt - last_progress > no_progress or nt > max_cycles)
 
 
-@helper
+@hot_helper
 def idle_since(simd_free, sm, since, now):
     """Idle SM-cycles from ``since`` (the cycle after the SM's last visit) to ``now`` (excluded):
     nothing could issue there, so each cycle at or after its SIMD units drained was idle (counted at
@@ -191,7 +191,7 @@ def idle_since(simd_free, sm, since, now):
     return now - busy_until if now > busy_until else 0
 
 
-@helper
+@hot_helper
 def simd_idle(simd_free, sm, now):
     """A visit without an issue is an idle cycle when every SIMD unit of the SM has drained."""
     for k in range(simd_free.shape[1]):

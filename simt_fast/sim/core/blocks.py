@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from numba.cpython.unsafe.numbers import trailing_zeros
 
-from ..._jit import helper
+from ..._jit import helper, hot_helper
 from ..events import EV_RT, EV_ST, EV_TABLES, emit
 from ..mech import DPS, FRONTIER, MIMD, MP, MP_OER, SERIAL, SPS, STACKLESS
 from ..mech import dps as m_dps
@@ -35,7 +35,7 @@ READY = 0  # unit states (S_STATE); the stackless mechanism adds its SYNC_WAIT
 AT_BARRIER = 1
 
 
-@helper
+@hot_helper
 def schedulable(mech, st, rt, winfo, w, prio, out):
     """The units of warp ``w`` the mechanism lets issue (written to ``out``; returns how many)."""
     if mech == SPS:
@@ -60,7 +60,7 @@ def emit_tables(ev, g, now, st, rt, winfo, w):
              rt[w, k, R_RPCO], rt[w, k, R_RMASK], rt[w, k, R_PEND], rt[w, k, R_PAR])
 
 
-@helper
+@hot_helper
 def track_tables(mech, st, rt, winfo, w, g):
     """High-water marks of the mechanism's structures (DESIGN §5), after any table change."""
     stn = winfo[w, W_STN]
@@ -93,7 +93,7 @@ def track_tables(mech, st, rt, winfo, w, g):
 
 
 
-@helper
+@hot_helper
 def advance(mech, st, rt, winfo, w, i, now, pos, path, succ_ptr, succ_idx, ipdom, exit_b, prio,
             cta_live, nxt, gblk, gmask, g, ev, syncwarp):
     """Unit ``i`` of warp ``w`` finished its block: move its threads along their paths.

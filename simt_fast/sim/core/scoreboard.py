@@ -17,7 +17,7 @@ landed), else folds into the first slot with the latest ready cycle.
 
 from __future__ import annotations
 
-from ..._jit import helper
+from ..._jit import hot_helper
 
 SB_T0 = 0  # slot 0: ready cycle
 SB_M0 = 1  # slot 0: thread mask
@@ -25,7 +25,7 @@ SB_RMAX = 2  # latest ready cycle written to the overflow record (<= now: it hol
 SB_RUNION = 3  # union of the overflow slots' masks (a superset): a unit outside it skips the record
 
 
-@helper
+@hot_helper
 def sb_write(sb, sbr, k1, e, rb, mask, ready, now):
     """Record a pending write of ``mask``'s threads, ready at ``ready`` (entry ``e``, record ``rb``;
     ``k1`` = K - 1 overflow slots)."""
@@ -79,7 +79,7 @@ def sb_write(sb, sbr, k1, e, rb, mask, ready, now):
                 sb[e + SB_RMAX] = ready
 
 
-@helper
+@hot_helper
 def sb_write_lane(sb, sbr, W, e, rb, lane, ready, now):
     """mimd's scoreboard write: every unit is one thread and K = warp_size slots never fold, so the
     K-slot rules reduce to "a thread's latest write is its only pending one" — one ready cycle per

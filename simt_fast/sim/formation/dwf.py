@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 from numba.cpython.unsafe.numbers import trailing_zeros
 
-from ..._jit import helper
+from ..._jit import helper, hot_helper
 from ..squeeze import _squeeze_scratch as squeeze_scratch  # (Jin 2012, §4.4 step 1)
 from ..mech._tables import popcount
 from ..stats import G_LANE_CONFLICTS, G_MERGES
@@ -27,7 +27,7 @@ from .pool import alloc, exit_thread, first_succ, new_warp, pool_add, pool_remov
     rows, step, sync_view
 
 
-@helper
+@hot_helper
 def en_dwf_merge(male, f, mmask, fmask, wsl, W, sw):
     """en-DWF (Jin 2012, Appendix B) of the male group into warp ``f``, from the occupied-slot masks;
     False (and ``f`` untouched) when some lane cannot hold its threads. The kernel's form of
@@ -61,7 +61,7 @@ def en_dwf_merge(male, f, mmask, fmask, wsl, W, sw):
     return True
 
 
-@helper
+@hot_helper
 def place(enhanced, sm, male, mmask, s, now, exclude, bound, wf, wsl, pool, pool_n, W, sw, g, reg_ready, tpc,
            cslot, block_start, src_reg, pl):
     """Merge the male group (``mmask``: its occupied slots) into the forming warps at (s, 0), oldest
@@ -243,7 +243,7 @@ def dwf_barrier(sm, w, now, wf, wsl, pool, pool_n, free, free_n, W, tpc, cta_arr
 # ------------------------------------------------------------------------------------------------
 
 
-@helper
+@hot_helper
 def pick_dwf(majority, gto, sm, now, wf, pool, pool_n, last_age, pl):
     """dwf scheduling: ``majority`` (the PC with most threads first), ``gto`` (the last warp while
     ready, else the oldest) or ``lrr`` (by age, round robin). Reads only the SM's pool view."""

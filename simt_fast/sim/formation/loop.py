@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..._jit import cycle_loop, helper
+from ..._jit import cycle_loop, helper, hot_helper
 from ..events import EV_ISSUE, emit
 from ..memory_issue import access_slots
 from ..program import POLICY_GTO, POLICY_MAJORITY
@@ -37,7 +37,7 @@ from .pool import alloc, new_warp, pool_add, quarters, ready, ready_rows, sum_st
 from .tbc import CHECK, RESOLVE, pick_tbc, tbc_activate, tbc_check_done, tbc_clear, tbc_finish, tbc_resolve
 
 
-@helper
+@hot_helper
 def issue(hws, w, now, latency, wf, wsl, W, sw, n_q, g, reg_ready, tpc, block_start, dst_reg, occ_hist, q_hist, ev):
     """Issue warp ``w``'s next instruction, whose result is ready ``latency`` cycles from now
     (statistics, events, its destination register); returns its SIMD occupancy in cycles. The caller moves the warp on (`pool.ready_rows` inside a block,

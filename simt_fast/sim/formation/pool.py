@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from numba.cpython.unsafe.numbers import trailing_zeros
 
-from ..._jit import helper
+from ..._jit import hot_helper
 from ..stats import G_AGE, G_ERR, G_ERR_BLK, G_ERR_CYCLE, G_ERR_NEXT, G_ERR_WARP, G_EXITS, G_N, G_NREL
 from ..visits import ERR_BAD_EDGE
 from .layout import (
@@ -24,7 +24,7 @@ from .layout import (
 
 
 # ------------------------------------------------------------------------------------------------
-@helper
+@hot_helper
 def sync_view(wf, pl, w, block_start):
     """Copy warp ``w``'s scheduling fields into its SM's pool view (after any change to its PC,
     thread count, state, READY or use), and move its threads in the majority counts."""
@@ -48,7 +48,7 @@ def sync_view(wf, pl, w, block_start):
         wf[w, F_CPC] = -1
 
 
-@helper
+@hot_helper
 def pool_add(wf, pool, pool_n, pl, sm, w, block_start):
     """Append warp ``w`` (the youngest) to the pool of ``sm``."""
     j = pool_n[sm]
@@ -58,7 +58,7 @@ def pool_add(wf, pool, pool_n, pl, sm, w, block_start):
     sync_view(wf, pl, w, block_start)
 
 
-@helper
+@hot_helper
 def pool_remove(wf, pool, pool_n, pl, sm, w):
     """Remove warp ``w`` from the pool of ``sm``, keeping the age order of the others."""
     cpc = wf[w, F_CPC]
@@ -77,7 +77,7 @@ def pool_remove(wf, pool, pool_n, pl, sm, w):
     wf[w, F_PIDX] = -1
 
 
-@helper
+@hot_helper
 def ready(wf, wsl, w, W, reg_ready, tpc, cslot, block_start, src_reg, pl):
     """Warp ``w`` has a new slot array or PC: refresh its row cache and its READY.
 
@@ -90,7 +90,7 @@ def ready(wf, wsl, w, W, reg_ready, tpc, cslot, block_start, src_reg, pl):
     ready_rows(wf, wsl, w, W, reg_ready, block_start, src_reg, pl, tpc)
 
 
-@helper
+@hot_helper
 def rows(wf, wsl, w, W, tpc, cslot):
     """Rebuild warp ``w``'s row cache and F_MASK from its slots (see `ready`)."""
     n = 0
@@ -118,7 +118,7 @@ def rows(wf, wsl, w, W, tpc, cslot):
     wf[w, F_RUN] = lo if hi - lo == n - 1 else -1  # (n distinct rows spanning n: one run)
 
 
-@helper
+@hot_helper
 def ready_rows(wf, wsl, w, W, reg_ready, block_start, src_reg, pl, tpc):
     """READY of warp ``w``'s next instruction (not before F_NB, operands of all its threads) from
     its row cache (valid: its slots did not change since the last `ready`). Register ``r`` of the
@@ -154,7 +154,7 @@ def ready_rows(wf, wsl, w, W, reg_ready, block_start, src_reg, pl, tpc):
     sync_view(wf, pl, w, block_start)
 
 
-@helper
+@hot_helper
 def sum_store(wf, wsl, w, c, tag, ready):
     """Summary entry ``c`` of warp ``w`` := (tag, ready); an entry of this epoch it evicts folds its
     cycle into F_LOOSE (its register has no entry any more)."""
@@ -167,7 +167,7 @@ def sum_store(wf, wsl, w, c, tag, ready):
         wf[w, F_BOUND] = ready
 
 
-@helper
+@hot_helper
 def new_warp(wf, wsl, w, g, blk, nb, cta):
     wf[w, F_USED] = 1
     # Event ids count per SM (the SM is the id modulo n_sms): they do not depend on the order in
@@ -188,7 +188,7 @@ def new_warp(wf, wsl, w, g, blk, nb, cta):
     wf[w, F_BOUND] = INF  # unknown registers: the creator lowers it when it knows better
 
 
-@helper
+@hot_helper
 def quarters(mask, W, sw, n_q):
     """Quarters (issue sub-groups of ``sw`` slots, ``n_q`` of them) holding a thread, from an
     occupied-slot mask."""
@@ -202,7 +202,7 @@ def quarters(mask, W, sw, n_q):
     return q_act
 
 
-@helper
+@hot_helper
 def step(wf, wsl, w, W, pos, path, succ_ptr, succ_idx, g, now, nxt):
     """Every thread of warp ``w`` finished its block: advance its path cursor (checking the edge).
     ``nxt[s]`` receives the next block of the thread in slot ``s`` (one read of its path)."""
@@ -240,7 +240,7 @@ def step(wf, wsl, w, W, pos, path, succ_ptr, succ_idx, g, now, nxt):
     return 0
 
 
-@helper
+@hot_helper
 def exit_thread(t, tpc, cta_live, cta_arr, rel, g):
     """Thread ``t`` exits; queue its CTA if that completes a bar.sync its other threads wait at."""
     cta = t // tpc
@@ -254,7 +254,7 @@ def exit_thread(t, tpc, cta_live, cta_arr, rel, g):
         g[G_NREL] += 1
 
 
-@helper
+@hot_helper
 def first_succ(succ_idx, lo, e):
     """Is successor edge ``e`` the first edge of its block to target ``succ_idx[e]`` (brx duplicates)?"""
     for e2 in range(lo, e):
@@ -268,14 +268,14 @@ def first_succ(succ_idx, lo, e):
 # ------------------------------------------------------------------------------------------------
 
 
-@helper
+@hot_helper
 def alloc(wf, free, free_n, sm):
     """A free warp record of ``sm`` (records are never short: a warp holds at least one thread)."""
     free_n[sm] -= 1
     return free[sm, free_n[sm]]
 
 
-@helper
+@hot_helper
 def release_warp(wf, free, free_n, sm, w):
     wf[w, F_USED] = 0
     free[sm, free_n[sm]] = w

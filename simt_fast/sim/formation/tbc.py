@@ -15,7 +15,7 @@ from each other (docs/formation.md, *Compile time*).
 
 from __future__ import annotations
 
-from ..._jit import helper
+from ..._jit import helper, hot_helper
 from ..stats import G_ERR, G_ERR_CYCLE, G_MAX_STACK
 from ..visits import ERR_TABLE_OVERFLOW
 from .layout import (
@@ -265,7 +265,7 @@ def tbc_resolve(w, now, wf, wsl, W, wpc, pos, path, succ_ptr, succ_idx, exit_b, 
     return 0
 
 
-@helper
+@hot_helper
 def pick_tbc(gto, sm, k, now, wf, WS, n_sched, rr, last, pl):
     """tbc scheduling, as the core: warp slots bound to schedulers, lrr or gto (the SM's pool view
     column j is warp slot j)."""

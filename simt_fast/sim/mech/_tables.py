@@ -11,7 +11,7 @@ the same order, so both models make identical choices.
 
 import numpy as np
 
-from ..._jit import helper
+from ..._jit import helper, hot_helper
 
 # split-table (ST) fields: one issue unit = PC (block, offset) + lane mask of the warp. The fields the
 # issue path reads come first: a row is allocated S_ROW words wide and starts on a cache line, so
@@ -55,7 +55,7 @@ W_GID = 10  # global warp id (CTA id * warps per CTA + warp index): the id event
 W_NF = 11
 
 
-@helper
+@hot_helper
 def popcount(m):
     """Set bits of a lane mask (SWAR; the int64 is reinterpreted as unsigned so lane 63 counts)."""
     x = np.uint64(m)
