@@ -24,6 +24,7 @@ import argparse
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -64,18 +65,19 @@ print(json.dumps({"cpu": time.process_time() - t0, "cycles": stats.cycles}))
 
 
 def extract(rev: str) -> Path:
-    """REV's ``simt_fast`` package (and presets) under the user cache directory, extracted once."""
+    """REV's ``simt_fast`` package, presets and workload PTX under the user cache directory, extracted once."""
     sha = subprocess.run(["git", "-C", str(ROOT), "rev-parse", rev], capture_output=True, text=True,
                          check=True).stdout.strip()
     xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     where = Path(xdg) / "simt-fast" / "bench-baseline" / f"{sha[:12]}-tree"
-    if not (where / "simt_fast").is_dir():
-        blob = subprocess.run(["git", "-C", str(ROOT), "archive", sha, "simt_fast", "data/configs"],
+    if not (where / "simt_fast").is_dir() or not (where / "data" / "ptx").is_dir():
+        blob = subprocess.run(["git", "-C", str(ROOT), "archive", sha, "simt_fast", "data/configs", "data/ptx"],
                               capture_output=True, check=True).stdout
         tmp = Path(tempfile.mkdtemp(prefix="tree-", dir=where.parent if where.parent.is_dir() else None))
         with tarfile.open(fileobj=io.BytesIO(blob)) as tar:
             tar.extractall(tmp, filter="data")
         where.parent.mkdir(parents=True, exist_ok=True)
+        shutil.rmtree(where, ignore_errors=True)  # an extract from before the PTX was included
         os.rename(tmp, where)
     return where
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._jit import jit
+from .._jit import hot_helper, jit
 from .alu import ALL, CANON_NAN32, M32, U0, U1, alu, b32, f32, f64, float_cmp, int_cmp, mask, sx
 from .codes import (
     FAST_ADD, FAST_AND, FAST_CVT_SEXT, FAST_CVT_ZEXT, FAST_DADD, FAST_DFMA, FAST_DMUL, FAST_DSUB, FAST_FADD,
@@ -87,7 +87,7 @@ def shift_width(m):
     return np.uint64(8)
 
 
-@jit(inline="always")
+@hot_helper
 def exec_alu(o, p, gn, lanes, act, act_all, regs, RS, sregs, NS, fast, ty, ty2, md, sub, okind, oval, vec, n_regs):
     """Run arithmetic instruction ``p`` (opcode ``o``) for the group's ``gn`` threads ``lanes``.
 

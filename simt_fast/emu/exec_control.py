@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._jit import jit
+from .._jit import hot_helper, jit
 from .alu import M32, U0, U1
 from .codes import BAR_RED_AND, BAR_RED_POPC, K_REG, OP_BRA, OP_EXIT
 from .ctl import DONE, F_BARRIER, F_BRX, F_NONE, F_TRAP, RUN, WAIT, fault
 from .operands import rdop
 
 
-@jit(inline="always")
+@hot_helper
 def exec_branch(o, p, n, gn, lanes, act, regs, RS, sregs, NS, okind, oval, target, jt_ptr, jt_idx, block_of,
                 pc, st, tbase, ev_t, ev_b, nev, ctl):
     """bra / brx.idx / exit for the group: returns (fault code or F_NONE, events logged so far)."""
@@ -43,7 +43,7 @@ def exec_branch(o, p, n, gn, lanes, act, regs, RS, sregs, NS, okind, oval, targe
     return F_NONE, nev
 
 
-@jit(inline="always")
+@hot_helper
 def exec_bar(p, n, gn, lanes, act, regs, RS, sregs, NS, okind, oval, sub, block_of, pc, st, barv,
              tbase, ev_t, ev_b, nev):
     """bar.sync / bar.red ends its block: guard-true threads wait at the start of the next block."""
@@ -71,7 +71,7 @@ def exec_trap(p, gn, lanes, act, ctl):
     return F_NONE
 
 
-@jit(inline="always")
+@hot_helper
 def release_barrier(T, st, pc, sub, okind, oval, regs, RS, barv, ctl):
     """Every warp of the CTA is blocked: release the barrier.
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._jit import jit
+from .._jit import hot_helper, jit
 from .alu import M32, U0, U1, b32, f32, f64, mask, sx
 from .codes import (
     ATOM_ADD, ATOM_AND, ATOM_CAS, ATOM_DEC, ATOM_EXCH, ATOM_INC, ATOM_MIN, ATOM_OR, ATOM_XOR, CVTA_TO_SPACE, K_ADDR,
@@ -207,7 +207,7 @@ def exec_ldst_fast(o, p, gn, lanes, regs, RS, ty, okind, oval, ooff, space, amas
     return F_NONE, nmev
 
 
-@jit(inline="always")
+@hot_helper
 def exec_mem(o, p, gn, lanes, act, regs, RS, sregs, NS, ty, sub, okind, oval, ooff, space, vec, amask, mem_rec,
              mv, amap, ctl, record_mem, tbase, mlog, nmev):
     """ld / st / atom / red for the group, element by element; one /mem entry per thread.
@@ -266,7 +266,7 @@ def exec_memhint(gn, lanes, tbase, mlog, nmev):
     return nmev
 
 
-@jit(inline="always")
+@hot_helper
 def exec_cvta(p, gn, lanes, act, regs, RS, sregs, NS, ty, sub, okind, oval, space):
     """cvta: add (to generic) or subtract (to a space) the state space's generic window."""
     win = U0

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._jit import jit
+from .._jit import hot_helper, jit
 from .alu import M32, U0, f32, sx
 from .codes import (
     ADDR_BORDER, ADDR_CLAMP, ADDR_WRAP, K_REG, KIND_F, KIND_S, NO_ACCESS, S_GLOBAL, TEX_HANDLE_BASE, TEX_VIA_TEXREF, TX_ADDR,
@@ -47,7 +47,7 @@ def texel_index(x, size, mode, norm):
     return min(max(i, np.int64(0)), np.int64(size - 1)), True
 
 
-@jit(inline="always")
+@hot_helper
 def exec_tex(p, gn, lanes, act, regs, RS, sregs, NS, ty, ty2, sub, okind, oval, vec, texd, mv, amap, ctl,
              record_mem, tbase, mlog, nmev):
     """tex for the group: returns (fault code or F_NONE, memory-log entries so far)."""

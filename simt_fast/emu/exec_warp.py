@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._jit import jit
+from .._jit import hot_helper
 from .alu import M32, U0, U1
 from .codes import K_REG, OP_ACTIVEMASK, OP_SHFL, OP_VOTE, SHFL_BFLY, SHFL_DOWN, SHFL_UP, VOTE_ALL, VOTE_ANY, VOTE_BALLOT
 from .ctl import DONE, F_NONE, F_WARPSYNC, fault
 from .operands import rdop
 
 
-@jit(inline="always")
+@hot_helper
 def exec_warp(o, p, gn, lanes, act, t0, t1, regs, RS, sregs, NS, okind, oval, sub, st, vals, ctl):
     """Run warp-level instruction ``p`` for the group; returns a fault code or F_NONE.
 

@@ -37,7 +37,7 @@ from .limits import (
 from .texture import Texture
 
 # the interpreter's cold compile CPU time, measured by bench/bench_compile.py on a 2-core machine
-EMULATOR_COLD_COMPILE_SECONDS = 120
+EMULATOR_COLD_COMPILE_SECONDS = 45
 
 __all__ = ["launch", "Launch", "EmuError", "load_kernel", "Kernel", "Texture"]
 
