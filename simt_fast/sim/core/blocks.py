@@ -1,9 +1,9 @@
 """What happens at the end of a block in the core: threads move along their paths, the mechanism
 updates its tables, barriers release, CTAs arrive (docs/core.md).
 
-Each function here is called from the cycle loop only (`loop.py`), never from another one of
-these: numba compiles a callee's code again into every caller, so the call tree stays one level
-deep below the loop (docs/core.md, *Compile time*).
+Each function here is called from the cycle loop (`loop.py`); only `release_barrier` calls
+another one (`advance`, once more per released unit). The `hot_helper`s are inlined by LLVM into
+each caller, so each call site is compiled code of its own (docs/core.md, *Compile time*).
 """
 
 from __future__ import annotations
@@ -232,7 +232,7 @@ def early_arrival(mech, st, rt, winfo, w, now, g, ev):
 @helper
 def arrive_at_barrier(mech, st, winfo, w, i, now, active, cta_arr, prio):
     """Unit ``i`` issued a bar.sync, the last instruction of its block: it waits until every live
-    thread of its CTA has arrived (`next_released`)."""
+    thread of its CTA has arrived (`release_barrier`)."""
     st[w, i, S_STATE] = AT_BARRIER
     st[w, i, S_BART] = now
     cta_arr[winfo[w, W_CTA]] += active
@@ -241,20 +241,32 @@ def arrive_at_barrier(mech, st, winfo, w, i, now, active, cta_arr, prio):
 
 
 @helper
-def next_released(st, winfo, w, w_end, now, g):
-    """The barrier release of a CTA whose warps are slots ``w .. w_end - 1``: the next unit waiting
-    at the barrier, warps in slot order and the oldest unit of a warp first, marked ready (it waited
-    since its arrival). Returns (warp, unit); warp -1 when none is left. The caller advances it and
-    asks again from that warp (advancing moves and adds rows)."""
-    while w < w_end:
-        for i in range(winfo[w, W_STN]):
-            if st[w, i, S_STATE] == AT_BARRIER:
-                st[w, i, S_STATE] = READY
-                g[G_BARWAIT] += now - st[w, i, S_BART]
-                st[w, i, S_T] = now + 1
-                return w, i
-        w += 1
-    return -1, 0
+def release_barrier(mech, cta, w0, wpc, st, rt, winfo, now, pos, path, succ_ptr, succ_idx, ipdom, exit_b, prio,
+                    cta_live, cta_arr, nxt, gblk, gmask, g, ev, syncwarp):
+    """Every live thread of CTA ``cta`` (warp slots ``w0 .. w0 + wpc - 1``) has arrived at its
+    barrier (or exited): the units waiting there move on, warps in slot order and the oldest unit
+    of a warp first, each marked ready (it waited since its arrival). Advancing a unit may complete
+    the barrier again (its threads exit), hence the outer loop. Returns 0 or an ERR_ code.
+
+    A call, not an inline: a barrier completes far less often than a block ends, and inlining
+    `advance` a second time into the cycle loop costs compile time for nothing."""
+    err = 0
+    while err == 0 and cta_arr[cta] > 0 and cta_arr[cta] == cta_live[cta]:
+        cta_arr[cta] = 0
+        w = w0
+        while err == 0 and w < w0 + wpc:
+            i = 0
+            while i < winfo[w, W_STN] and st[w, i, S_STATE] != AT_BARRIER:
+                i += 1
+            if i == winfo[w, W_STN]:
+                w += 1  # (advancing moves and adds rows: the same warp is searched again after one)
+                continue
+            st[w, i, S_STATE] = READY
+            g[G_BARWAIT] += now - st[w, i, S_BART]
+            st[w, i, S_T] = now + 1
+            err = advance(mech, st, rt, winfo, w, i, now, pos, path, succ_ptr, succ_idx, ipdom, exit_b, prio,
+                          cta_live, nxt, gblk, gmask, g, ev, syncwarp)
+    return err
 
 
 @helper

@@ -19,7 +19,7 @@ from ..mech._tables import S_BLK, S_EXP, S_MASK, S_OFF, S_RPCB, S_RPCO, S_STATE,
 from ..program import POLICY_GTO
 from ..stats import G_CYCLES, G_EPOCH, G_ERR, G_EXPANDED, G_IDLE, G_THREAD_INSTS, G_VKEY, G_WARP_INSTS
 from ..visits import ERR_MAX_CYCLES, ERR_REPLAY, NEVER, hand_out, idle_since, next_visit, simd_idle, sm_must_replay
-from .blocks import advance, arrive_at_barrier, blame, dispatch_cta, early_arrival, next_released, schedulable
+from .blocks import advance, arrive_at_barrier, blame, dispatch_cta, early_arrival, release_barrier, schedulable
 from .scoreboard import SB_M0, SB_RMAX, SB_RUNION, SB_T0, sb_write, sb_write_lane
 from .state import RAN_EPOCH, RAN_MASK, SB_ENTRY
 
@@ -48,7 +48,7 @@ def run(p, prog, m, s, out, mp, mr):
     ``hws`` (sps only, PDOM&HWS): a warp instruction occupies the SIMD unit for its active quarters
     after a lane-aware squeeze; ``hws_sync``: every issue of a cycle takes the widest of them.
 
-    ``mp``/``mr`` (`sim.memory_program`): with the memory model on (``mp.on``), a memory
+    ``mp``/``mr`` (`sim.memory_program`; both None without the memory model): with the model, a memory
     instruction's result is ready when `memory.access` says, not after its op class's latency. Its
     state couples the SMs when it has an L2 or a DRAM limit: `simulate` then runs cycle-major.
     """
@@ -87,8 +87,6 @@ def run(p, prog, m, s, out, mp, mr):
     src_reg = prog.src_reg
     dep_next = prog.dep_next
     lat = prog.lat
-    mem_on = mp.on
-    mem_space = mp.space
     path_ptr = prog.path_ptr
     path = prog.path
     simd_free = m.simd_free
@@ -309,7 +307,7 @@ def run(p, prog, m, s, out, mp, mr):
 
                         latency = lat[op_class[instr]]
                         r = dst_reg[instr]
-                        if mem_on and mem_space[instr] >= 0:
+                        if mp is not None and mp.space[instr] >= 0:  # (None: numba drops the branch)
                             latency = access_mask(mp, mr, sm, winfo[w, W_GID], now, instr, mask, winfo[w, W_TBASE],
                                                   winfo[w, W_NLANES], pos, r >= 0) - now
                         if r >= 0 and mech == MIMD:
@@ -352,16 +350,9 @@ def run(p, prog, m, s, out, mp, mr):
                                 released = True
                                 w0 = (w // WS) * WS + winfo[w, W_CTASLOT] * wpc
                                 wready[w0:w0 + wpc] = 0
-                                while err == 0 and cta_arr[cta] > 0 and cta_arr[cta] == cta_live[cta]:
-                                    cta_arr[cta] = 0
-                                    w2 = w0
-                                    while err == 0:
-                                        w2, i2 = next_released(st, winfo, w2, w0 + wpc, now, g)
-                                        if w2 < 0:
-                                            break
-                                        err = advance(mech, st, rt, winfo, w2, i2, now, pos, path, succ_ptr,
-                                                      succ_idx, ipdom, exit_b, prio, cta_live, nxt, gblk, gmask, g,
-                                                      ev, syncwarp)
+                                err = release_barrier(mech, cta, w0, wpc, st, rt, winfo, now, pos, path, succ_ptr,
+                                                      succ_idx, ipdom, exit_b, prio, cta_live, cta_arr, nxt, gblk,
+                                                      gmask, g, ev, syncwarp)
                         if err:
                             return
                         if size == off + 1 and cta_live[winfo[w, W_CTA]] == 0:

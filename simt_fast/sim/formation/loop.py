@@ -179,8 +179,9 @@ def run(p, prog, m, s, out, mp, mr):
     SM's warps, pool and scoreboard in cache for thousands of cycles instead of having them evicted
     by the other SMs between two of its issues.
 
-    ``mp``/``mr`` (`sim.memory_program`): with the memory model on, a memory instruction's lanes are
-    the threads the (regrouped) warp holds, and `memory.access` says when its result is ready.
+    ``mp``/``mr`` (`sim.memory_program`; both None without the memory model): with the model, a memory
+    instruction's lanes are the threads the (regrouped) warp holds, and `memory.access` says when its
+    result is ready.
     """
     mech = p.mech
     tbc = mech == TBC
@@ -214,8 +215,6 @@ def run(p, prog, m, s, out, mp, mr):
     dst_reg = prog.dst_reg
     src_reg = prog.src_reg
     lat = prog.lat
-    mem_on = mp.on
-    mem_space = mp.space
     path_ptr = prog.path_ptr
     path = prog.path
     simd_free = m.simd_free
@@ -303,7 +302,7 @@ def run(p, prog, m, s, out, mp, mr):
                     continue
                 instr = block_start[wf[w, F_BLK]] + wf[w, F_OFF]
                 latency = lat[op_class[instr]]
-                if mem_on and mem_space[instr] >= 0:
+                if mp is not None and mp.space[instr] >= 0:  # (None: numba drops the branch)
                     latency = access_slots(mp, mr, sm, w, wf[w, F_ID], now, instr, wsl, W, pos, dst_reg[instr] >= 0) - now
                 width = issue(hws, w, now, latency, wf, wsl, W, sw, n_q, g, reg_ready, tpc, block_start, dst_reg,
                               occ_hist, q_hist, ev)
