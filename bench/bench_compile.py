@@ -1,16 +1,20 @@
 """Cold JIT compile time of the simulator's kernels, this checkout against another revision.
 
-    python bench/bench_compile.py [--baseline REV] [--kernels core,formation,formation-wide] [--reps N]
+    python bench/bench_compile.py [--baseline REV] [--kernels core,formation,...] [--reps N]
 
 Each measurement is a fresh process with an empty numba cache: it builds a small synthetic trace
 (its own numba helpers compile before the clock starts), then times, in process CPU seconds, the
 import of ``simt_fast.sim`` plus the first ``simulate`` call — what a user's first run pays. A second
 fresh process on the now warm cache times the same (loading the machine code). Kernels:
 
-- ``core``: the IPDOM-family cycle loop (one build serves serial … mimd), first run ``sps`` + hws;
-- ``formation``: the dwf/en-dwf/tbc cycle loop, first run ``dwf`` + hws;
+- ``core``: the IPDOM-family cycle loop (one build serves serial … mimd), first run ``sps`` + hws on
+  a trace without addresses (no memory model);
+- ``formation``: the dwf/en-dwf/tbc cycle loop, first run ``dwf`` + hws, the same trace;
 - ``formation-wide``: after that, a run with ``max_cycles`` past 2^31 (revisions that keep the
   scoreboard in int32 when they can build the kernel a second time, for int64);
+- ``core-memory``, ``formation-memory``: the same first runs on a trace with addresses, so the
+  memory model runs: what a first run on a traced workload compiles (a revision without the
+  memory model runs the trace without addresses, its own first run);
 - ``emulator``: tracing the ``nn`` workload (tiny) — the PTX interpreter (not run by default).
 
 ``--baseline REV`` (default 32dfb2b) extracts REV's package with ``git archive`` and measures it
@@ -39,8 +43,11 @@ try:
     from simt_fast.trace.synth import synthetic
 except ImportError:  # revisions before the module's rename
     from simt_fast.trace.synthetic import synthetic
-trace = synthetic(n_blocks=12, n_threads=256, seed=1, block=(64, 1, 1))
 kernel = sys.argv[1]
+try:  # the -memory kernels: a trace with addresses, so the memory model runs (and compiles)
+    trace = synthetic(n_blocks=12, n_threads=256, seed=1, block=(64, 1, 1), with_mem=kernel.endswith("-memory"))
+except TypeError:  # a revision before the memory model: its first run has none to compile
+    trace = synthetic(n_blocks=12, n_threads=256, seed=1, block=(64, 1, 1))
 if kernel == "emulator":
     import tempfile
     from pathlib import Path
@@ -53,7 +60,7 @@ if kernel == "emulator":
 t0 = time.process_time()
 from simt_fast.sim import simulate
 from simt_fast.sim.config import SimConfig
-mech = "sps" if kernel == "core" else "dwf"
+mech = "sps" if kernel.startswith("core") else "dwf"
 cfg = SimConfig(mechanism=mech, simd_width=8, hws=True)
 if kernel == "formation-wide":
     simulate(trace, cfg)

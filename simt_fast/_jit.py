@@ -32,7 +32,7 @@ _PACKAGE_DIR = Path(__file__).resolve().parent
 # Orchestration-only parts of the package: they never define or inline numba code, so editing
 # them keeps the cache valid. Everything else is hashed (mechanism modules use helper decorators
 # built on `jit`, so "imports _jit" is not a reliable test of holding numba code).
-_NO_KERNELS = ("commands", "report", "sweep", "workloads", "cli.py", "results.py", "_storage.py", "_text.py")
+_NO_KERNELS = ("commands", "report", "sweep", "workloads", "cli.py", "results.py", "warm.py", "_storage.py", "_text.py")
 
 
 def source_digest() -> str:
@@ -116,22 +116,28 @@ _announced: set = set()
 announce = True  # `simt-fast warm` turns the line off: its progress bar says the same
 
 
-def has_machine_code(dispatcher) -> bool:
-    """Whether ``dispatcher`` already has machine code, in this process or in the on-disk cache (its
-    first call then only loads it). Unknown numba internals count as yes: better silent than wrong."""
-    if getattr(dispatcher, "signatures", None):
-        return True
+def has_machine_code(dispatcher, args=None) -> bool:
+    """Whether ``dispatcher`` already has machine code (for the types of ``args`` when given: a kernel
+    may have several builds), in this process or in the on-disk cache (its first call then only
+    loads it). Unknown numba internals count as yes: better silent than wrong."""
     try:
-        return os.path.exists(dispatcher._cache._cache_file._index_path)
+        if args is None:
+            return bool(dispatcher.signatures) or os.path.exists(dispatcher._cache._cache_file._index_path)
+        sig = tuple(dispatcher.typeof_pyval(a) for a in args)
+        if sig in dispatcher.overloads:
+            return True
+        cache = dispatcher._cache
+        return cache._index_key(sig, dispatcher.targetctx.codegen()) in cache._cache_file._load_index()
     except AttributeError:
         return True
 
 
-def announce_compile(dispatcher, what: str, seconds: int) -> None:
-    """One line on stderr before ``dispatcher`` compiles for the first time on this machine, so a
-    first run is never minutes of silence (``simt-fast warm`` compiles everything ahead)."""
-    if not announce or dispatcher in _announced or has_machine_code(dispatcher):
+def announce_compile(dispatcher, what: str, seconds: int, args=None) -> None:
+    """One line on stderr before ``dispatcher`` compiles for the first time on this machine (for the
+    types of ``args`` when given), so a first run is never minutes of silence (``simt-fast warm``
+    compiles everything ahead)."""
+    if not announce or (dispatcher, what) in _announced or has_machine_code(dispatcher, args):
         return
-    _announced.add(dispatcher)
+    _announced.add((dispatcher, what))
     print(f"simt-fast: compiling {what} (first run only, about {seconds} s of CPU; "
           f"`simt-fast warm` compiles every kernel ahead)", file=sys.stderr, flush=True)

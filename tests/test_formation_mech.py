@@ -9,8 +9,6 @@ from hypothesis import strategies as st
 
 from simt_fast.sim import simulate
 from simt_fast.sim.config import ConfigError, SimConfig, check_config
-from simt_fast.sim.formation.layout import scoreboard_dtype
-from simt_fast.sim.program import latencies
 from simt_fast.sim.reference import ReferenceError_
 from simt_fast.sim.reference.dwf import DWFCore
 from simt_fast.sim.reference.tbc import TBCCore
@@ -141,29 +139,15 @@ def test_deterministic_and_independent_of_event_logging():
         assert simulate(trace, cfg, events=[]).to_dict() == a == simulate(trace, cfg).to_dict()
 
 
-def sb_dtype(cfg):
-    return scoreboard_dtype(cfg, latencies(cfg))
-
-
-def test_scoreboard_is_int32_only_when_every_ready_cycle_fits():
-    # an issue at cycle <= max_cycles writes at most max_cycles + the longest latency
-    longest = 400  # the default lat_global and lat_local
-    edge = np.iinfo(np.int32).max - longest
-    assert sb_dtype(SimConfig()) == np.int32  # the default max_cycles
-    assert sb_dtype(SimConfig(max_cycles=edge - 1)) == np.int32
-    assert sb_dtype(SimConfig(max_cycles=edge)) == np.int64
-    assert sb_dtype(SimConfig(max_cycles=edge - 1, lat_global=longest + 1)) == np.int64
-
-
-def test_int64_scoreboard_gives_the_same_run():
+def test_max_cycles_past_int32_gives_the_same_run():
+    """Ready cycles past 2^31 (the scoreboard is int64): the same run and event log as a small limit."""
     trace = synthetic(12, 96, seed=5, warp_size=8, block=(32, 1, 1), divergence=0.3)
     for m in ("dwf", "tbc"):
         cfg = SimConfig(mechanism=m, warp_size=8, simd_width=2, n_sms=2, lat_global=50)
-        wide = cfg.replace(max_cycles=1 << 40)
-        assert sb_dtype(wide) == np.int64
-        ev32, ev64 = [], []
-        assert simulate(trace, cfg, events=ev32).to_dict() == simulate(trace, wide, events=ev64).to_dict()
-        assert ev32 == ev64 and ev32
+        ev, ev_wide = [], []
+        assert simulate(trace, cfg, events=ev).to_dict() == \
+            simulate(trace, cfg.replace(max_cycles=1 << 40), events=ev_wide).to_dict()
+        assert ev == ev_wide and ev
 
 
 def test_dwf_never_issues_more_than_serial_splits_and_en_dwf_merges_at_least_as_often():

@@ -75,3 +75,26 @@ def test_first_compile_says_so_on_stderr_once_and_never_when_cached(tmp_path, ca
     _jit.announce_compile(FakeDispatcher(index), "a cached kernel", 12)
     _jit.announce_compile(FakeDispatcher(tmp_path / "missing.nbi", ["int64()"]), "a loaded kernel", 12)
     assert capsys.readouterr().err == ""
+
+
+def test_machine_code_is_known_per_argument_types(tmp_path, monkeypatch):
+    """A kernel with two builds (the cycle loops with and without the memory model): the first use
+    of each is announced, so the check reads this process's builds and the disk cache per type."""
+    import numba
+
+    from simt_fast import _jit
+
+    monkeypatch.setattr(numba.config, "CACHE_DIR", str(tmp_path / "cache"))
+    (tmp_path / "probe_two_builds.py").write_text("import numba\n\n@numba.njit(cache=True)\ndef twice(x):\n"
+                                                  "    return x * 2\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import probe_two_builds
+
+    kernel = probe_two_builds.twice
+    assert not _jit.has_machine_code(kernel, (1,))
+    assert kernel(1) == 2
+    assert _jit.has_machine_code(kernel, (1,))  # built in this process
+    assert not _jit.has_machine_code(kernel, (1.5,))  # the other build: not yet
+    again = numba.njit(cache=True)(kernel.py_func)  # a new process' dispatcher: only the disk cache
+    assert _jit.has_machine_code(again, (3,))
+    assert not _jit.has_machine_code(again, (1.5,))

@@ -7,8 +7,8 @@ memory instructions, so that thread ``t``'s address for instruction ``i`` at pat
 ``allocate_memory`` gives each run (each visit order `simulate` tries) a fresh model state.
 
 Without the model (``perfect_memory``, a trace without addresses or with the older ``/mem``
-layout) every array is a one-element stand-in and ``on`` is 0: the kernels keep the op classes'
-fixed latencies, exactly as before the model existed.
+layout) ``on`` is 0 and the kernels get None for both tuples: they keep the op classes' fixed
+latencies, and numba drops their memory branch before typing (the memory model is not compiled).
 """
 
 from __future__ import annotations
@@ -84,13 +84,11 @@ def note(config: SimConfig, trace: Trace) -> str | None:
     return NOTE_PERFECT
 
 
-def allocate_memory(config: SimConfig, mp: MemoryProgram, n_sms: int, n_warp_keys: int, n_threads: int) -> MemoryRun:
-    """A fresh model state for one run (``n_warp_keys``: the warps the kernel keys stall time by)."""
-    if mp.on:
-        state, params = memory.allocate(config, n_sms, n_warp_keys, n_threads)
-    else:
-        state, params = memory.allocate(config.replace(l1_bytes=0, l2_bytes=0, dram_partitions=1), 1, 1, 1)
+def allocate_memory(config: SimConfig, n_sms: int, n_warp_keys: int, n_threads: int) -> MemoryRun:
+    """A fresh model state for one run with the model on (``n_warp_keys``: the warps the kernel keys
+    stall time by)."""
+    state, params = memory.allocate(config, n_sms, n_warp_keys, n_threads)
     w = max(config.warp_size, 1)
     return MemoryRun(state=state, params=params, counters=np.zeros(memory.C_N, np.int64),
                      lane_addr=np.zeros(w, np.int64), lane_tid=np.zeros(w, np.int64),
-                     owner=np.full(max(n_warp_keys, 1) if mp.on else 1, -1, np.int64))
+                     owner=np.full(max(n_warp_keys, 1), -1, np.int64))

@@ -36,7 +36,8 @@ FAMILIES = {"core": core, "formation": formation}
 # measured by bench/bench_compile.py on a 2-core development machine
 FAMILY_TEXT = {"core": "the simulator's core kernel (serial, sps, dps, mp, mp-oer, stackless, frontier, mimd)",
                "formation": "the simulator's formation kernel (dwf, en-dwf, tbc)"}
-COLD_COMPILE_SECONDS = {"core": 30, "formation": 40}
+# (family, memory model on): each is a build of its own
+COLD_COMPILE_SECONDS = {("core", False): 25, ("core", True): 30, ("formation", False): 40, ("formation", True): 50}
 
 # what a kernel writes besides its state: the counter vector (stats.G_*), the histograms, events
 Counters = namedtuple("Counters", ["g", "occ_hist", "q_hist", "ev"])
@@ -61,21 +62,23 @@ def simulate(trace: Trace, config: SimConfig, *, events: list | None = None, syn
     params, program = prepare(trace, config, syncwarp)
     family = BY_NAME[config.mechanism].family
     kernel = FAMILIES[family]
-    announce_compile(kernel.run, FAMILY_TEXT[family], COLD_COMPILE_SECONDS[family])
     mp = prepare_memory(trace, config)
     # SM-major first; when it stops early (ERR_REPLAY, or an error one SM met on its own), the
     # cycle-major replay finds the error the machine meets first, as the reference does
     for order in ((1, 0) if sm_major and not params.hws_sync and not memory.couples_sms(config, trace) else (0,)):
         p, state = kernel.allocate(params._replace(sm_major=order), program)
         # stall time is keyed by warp: the core's global warp ids, the formation kernel's records
-        mr = allocate_memory(config, mp, p.n_sms, max(p.n_ctas * p.wpc, p.n_sms * p.NW), trace.n_threads) \
+        mr = allocate_memory(config, p.n_sms, max(p.n_ctas * p.wpc, p.n_sms * p.NW), trace.n_threads) \
             if mp.on else None
         out = Counters(g=np.zeros(G_N + p.n_sms, np.int64), occ_hist=np.zeros(p.W + 1, np.int64),
                        q_hist=np.zeros(p.n_q + 1, np.int64), ev=event_buffer(events is not None))
         out.g[G_ERR_WARP] = -1  # (no warp to blame unless the kernel names one)
         # without the model the loops get None: numba then drops their memory branch before typing, so
-        # a run without addresses never compiles the memory model (a build of its own, `_jit`)
-        kernel.run(p, program, machine_state(p), state, out, mp if mp.on else None, mr)
+        # a run without addresses never compiles the memory model (each case is a build of its own)
+        args = (p, program, machine_state(p), state, out, mp if mp.on else None, mr)
+        announce_compile(kernel.run, FAMILY_TEXT[family] + (" with the memory model" if mp.on else ""),
+                         COLD_COMPILE_SECONDS[family, bool(mp.on)], args)
+        kernel.run(*args)
         if not out.g[G_ERR]:
             break
     g = out.g

@@ -111,12 +111,6 @@ FormationState = namedtuple("FormationState", [
 ])
 
 
-def scoreboard_dtype(p, lat) -> type:
-    """int32 ready cycles when every one fits (the run stops past ``max_cycles``, and an issue at
-    cycle <= max_cycles writes at most max_cycles + the longest latency), else int64."""
-    return np.int32 if p.max_cycles + int(np.max(lat)) < np.iinfo(np.int32).max else np.int64
-
-
 def allocate(p, program) -> tuple:
     """(params with the formation fields set, FormationState)."""
     tbc = p.mech == TBC
@@ -156,7 +150,7 @@ def allocate(p, program) -> tuple:
         ent_rpc=np.zeros((n_cs, max_depth), np.int64), ent_nw=np.zeros((n_cs, max_depth), np.int64),
         lay=np.empty((n_cs if tbc else 1, max_depth, p.wpc, W), np.int64), sb_used=np.zeros(n_cs, np.bool_),
         cslot=np.zeros(n_threads, np.int64),
-        reg_ready=np.zeros(n_cs * max(p.n_regs, 1) * p.tpc, scoreboard_dtype(p, program.lat)),
+        reg_ready=np.zeros(n_cs * max(p.n_regs, 1) * p.tpc, np.int64),
         rr=np.full((n_sms, p.n_sched), -1, np.int64), last=np.full((n_sms, p.n_sched), -1, np.int64),
         last_age=np.full(n_sms, -1, np.int64), smr=np.zeros(n_sms, np.int64), dirty=np.ones(n_sms, np.bool_),
         chk=np.ones(n_sms, np.bool_), orig=np.zeros(W, np.int64), male=np.zeros(W, np.int64),
