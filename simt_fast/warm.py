@@ -56,13 +56,13 @@ def _dynamic() -> None:
     ipdom_replay(synthetic(6, 64, seed=0, warp_size=8), 8)
 
 
-# (what it compiles, how), longest first so that the parallel processes finish together: the
-# formation kernel's two builds (about 80 s of CPU on a 2-core development machine), the core's
-# two (50 s), the emulator (45 s), the replay (5 s)
+# (what it compiles, how), longest first, so that two processes finish about together. Cold, one
+# at a time on a 2-core development machine: the formation kernel's two builds 63 s of CPU, the
+# emulator 61 s, the core's two builds 39 s, the replay 5 s
 STEPS: list[tuple[str, Callable[[], None]]] = [
     ("simulator's formation kernel (dwf, en-dwf, tbc)", _formation),
-    ("simulator's core kernel (serial … mimd)", _core),
     ("PTX emulator and memory profile", _emulator),
+    ("simulator's core kernel (serial … mimd)", _core),
     ("dynamic code-expansion replay", _dynamic),
 ]
 
