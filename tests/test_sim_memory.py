@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from simt_fast.ir.model import OpClass
 from simt_fast.sim import SimulationError, reference, simulate
 from simt_fast.sim.config import ConfigError, SimConfig, load_config
-from simt_fast.sim.memory_program import note, prepare_memory, step_offsets
+from simt_fast.sim.memory.program import note, prepare_memory, step_offsets
 from simt_fast.sim.registry import names
 from simt_fast.trace.model import MEM_FORMAT, MEM_LOAD
 from simt_fast.trace.synth import synthetic, traces as synthetic_traces

@@ -43,7 +43,7 @@ def register(app: typer.Typer) -> None:
         """Simulate TRACE_FILE under each mechanism; print cycles, IPC, SIMD utilisation and speedup."""
         from ..sim import SimulationError, simulate
         from ..sim.config import load_config
-        from ..sim.memory_program import note as memory_note
+        from ..sim.memory.program import note as memory_note
         from ..sim.registry import get
         from ..trace import Trace
         from ..trace.validate import require_valid

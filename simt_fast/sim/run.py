@@ -20,7 +20,7 @@ from . import core, formation, memory
 from .config import SimConfig
 from .events import MAX_EVENTS, buffer as event_buffer, decode as decode_events
 from .mechanisms import BY_NAME
-from .memory_program import allocate_memory, prepare_memory
+from .memory.program import allocate_memory, prepare_memory
 from .program import prepare
 from .stats import (
     G_ERR, G_ERR_BLK, G_ERR_CYCLE, G_ERR_NEXT, G_ERR_OFF, G_ERR_WARP, G_EV_OVERFLOW, G_N, G_NEVENTS, Stats,

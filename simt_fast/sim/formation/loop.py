@@ -23,7 +23,7 @@ import numpy as np
 
 from ..._jit import cycle_loop, helper, hot_helper
 from ..events import EV_ISSUE, emit
-from ..memory_issue import access_slots
+from ..memory.issue import access_slots
 from ..program import POLICY_GTO, POLICY_MAJORITY
 from ..stats import G_BARWAIT, G_CYCLES, G_ERR, G_EXITS, G_IDLE, G_MAX_STACK, G_NREL, G_THREAD_INSTS, \
     G_VKEY, G_WARP_INSTS
@@ -179,7 +179,7 @@ def run(p, prog, m, s, out, mp, mr):
     SM's warps, pool and scoreboard in cache for thousands of cycles instead of having them evicted
     by the other SMs between two of its issues.
 
-    ``mp``/``mr`` (`sim.memory_program`; both None without the memory model): with the model, a memory
+    ``mp``/``mr`` (`sim.memory.program`; both None without the memory model): with the model, a memory
     instruction's lanes are the threads the (regrouped) warp holds, and `memory.access` says when its
     result is ready.
     """

@@ -5,7 +5,9 @@ One module per rule: :mod:`.coalesce` (sectors of a global/local access, constan
 :mod:`.shared_banks` (bank conflicts), :mod:`.lsu` (the SM's load/store unit), :mod:`.cache` (a sector
 cache), :mod:`.dram` (partitions and queueing), :mod:`.hierarchy` (``access``: what a warp-level
 memory instruction does, level by level), :mod:`.trace_walk` (a trace's access patterns without a
-cycle loop). This module sizes and allocates the state in plain Python.
+cycle loop); the cycle loops' side: :mod:`.program` (a trace's addresses flattened for them, a run's
+state) and :mod:`.issue` (their gather of an issuing warp's lanes). This module sizes and allocates
+the state in plain Python.
 
 How a timing kernel uses it (docs/memory.md, *For kernel authors*)::
 
@@ -32,7 +34,7 @@ from . import layout
 from .hierarchy import access, replay
 from .layout import (
     C_N, EXTRA_COUNTERS, L_LRU, L_NF, L_TAG, MAX_LANES, P_N, SCRATCH_WORDS, SM_NF, STAT_COUNTERS,
-    int64_addresses, SPACE_CONST, SPACE_GLOBAL, SPACE_LOCAL, SPACE_SHARED,
+    int64_addresses, STATE_FIELDS, SPACE_CONST, SPACE_GLOBAL, SPACE_LOCAL, SPACE_SHARED,
 )
 from .trace_walk import _walk
 
@@ -42,7 +44,6 @@ __all__ = [
 ]
 
 MEMORY_SPACES = (SPACE_GLOBAL, SPACE_SHARED, SPACE_LOCAL, SPACE_CONST)
-STATE_FIELDS = ("sm_state", "l1", "l1_clock", "l2", "l2_clock", "dram", "warp_wait", "scratch")
 
 
 def model_enabled(config: SimConfig, trace: Trace) -> bool:

@@ -30,6 +30,9 @@ KIND_LOAD = MEM_LOAD
 KIND_STORE = MEM_STORE
 KIND_ATOMIC = MEM_ATOMIC
 
+# the arrays of a run's state tuple (`memory.allocate`), in order
+STATE_FIELDS = ("sm_state", "l1", "l1_clock", "l2", "l2_clock", "dram", "warp_wait", "scratch")
+
 # ---- params: int64[P_N], read-only after allocate() --------------------------------------------
 P_N_THREADS = 0  # threads in the launch (local-memory interleave stride)
 P_LSU_SECTORS = 1  # sectors of one line the LSU takes per cycle

@@ -17,9 +17,9 @@ from collections import namedtuple
 
 import numpy as np
 
-from ..trace.model import Trace
-from . import memory
-from .config import SimConfig
+from ...trace.model import Trace
+from .. import memory
+from ..config import SimConfig
 
 MemoryProgram = namedtuple("MemoryProgram", [
     "on",  # 1: memory instructions go through `memory.access`; 0: fixed latencies

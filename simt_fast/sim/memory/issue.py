@@ -10,9 +10,9 @@ put together (dwf, tbc), which is where their loads stop coalescing.
 
 from __future__ import annotations
 
-from .._jit import helper
-from .memory import STATE_FIELDS, access
-from .memory.layout import NO_ACCESS
+from ._jit import helper
+from .hierarchy import access
+from .layout import NO_ACCESS, STATE_FIELDS
 
 WAIT_FIELD = STATE_FIELDS.index("warp_wait")  # (a constant to numba: the state tuple's warp_wait)
 
