@@ -3,7 +3,7 @@ and a few warps through L1, L2 and DRAM whose hits, misses, queueing and evictio
 hand below. Each case runs on the numba model and on the plain-Python reference."""
 
 import pytest
-from memory_helpers import AT, C, G, L, LD, S, ST, Access, run_numba, run_reference
+from memory_helpers import AT, C, G, L, LD, S, ST, UNLOADED, Access, run_numba, run_reference
 
 from simt_fast.sim import memory
 from simt_fast.sim.config import LOCAL_BASE, SimConfig
@@ -11,11 +11,11 @@ from simt_fast.sim.config import LOCAL_BASE, SimConfig
 X = 1 << 40  # the emulator's first global address (256-byte aligned, as cudaMalloc's)
 MODELS = [run_numba, run_reference]
 # caches off, unlimited bandwidth: one request's counts in isolation
-PLAIN = SimConfig(l1_bytes=0, l2_bytes=0, dram_bytes_per_cycle=0)
+PLAIN = SimConfig(l1_bytes=0, l2_bytes=0, dram_bytes_per_cycle=0, **UNLOADED)
 
 
-def one(run, space, addrs, nbytes=4, kind=LD, config=PLAIN, tids=None):
-    ready, stats, _ = run(config, [Access(0, 0, 0, space, kind, nbytes, addrs, tids)], 1, 1, 1024)
+def one(run, space, addrs, nbytes=4, kind=LD, config=PLAIN, resident=None):
+    ready, stats, _ = run(config, [Access(0, 0, 0, space, kind, nbytes, addrs, resident)], 1, 1, 1024)
     return ready[0], stats
 
 
@@ -45,25 +45,24 @@ def test_no_access_makes_no_request(run):
 @pytest.mark.parametrize("run", MODELS)
 def test_local_memory_interleaves_frames(run):
     # every thread reads its frame offset 8: 32 consecutive words of the interleaved region
-    _, s = one(run, L, [8] * 32, tids=list(range(64, 96)))
+    _, s = one(run, L, [8] * 32, resident=list(range(64, 96)))
     assert (s["mem_sectors"], s["mem_lines"]) == (4, 1)
-    # offset 4 * 1024 lands 1024 * n_threads words further; the 8-byte access spans two words whose
-    # interleaved addresses are n_threads words apart: two sectors for one thread
+    # offset 4 * 1024 lands a stride further; the 8-byte access spans two words whose interleaved
+    # addresses are a stride (1024 threads: one CTA of 1024 threads, one SM) apart: two sectors
     _, s = one(run, L, [0], nbytes=8)
     assert s["mem_sectors"] == 2
 
 
-def test_local_interleave_formula():
-    # the documented address of offset o of thread g among N threads
-    n, g, o = 1024, 70, 13
-    expected = LOCAL_BASE + ((o // 4) * n + g) * 4 + o % 4
-    assert expected // 32 in _sectors_of_local(o, g, n)
-
-
-def _sectors_of_local(offset, thread, n_threads):
+def test_local_layout_formula():
+    # word w of the thread with index i in the CTA in slot c of SM m: the machine holds CTAs of 96
+    # threads (whole warps: 96), 3 per SM, on 4 SMs = 1152 threads side by side per word, ordered by
+    # CTA slot across the SMs (slot 0 of SMs 0..3, then slot 1, ...) and by index in the CTA
     from simt_fast.sim.reference.memory import MemoryModel
 
-    return MemoryModel(PLAIN, 1, 1, n_threads).sectors_of([offset], [thread], 1, True)
+    model = MemoryModel(PLAIN, 4, 1, 96, 3)
+    m, c, i, o = 2, 1, 70, 13
+    thread = 96 * (m + 4 * c) + i
+    assert model.local_address(m, c * 96 + i, o) == LOCAL_BASE + ((o // 4) * 1152 + thread) * 4 + o % 4
 
 
 @pytest.mark.parametrize("run", MODELS)
@@ -108,7 +107,8 @@ def test_lsu_serialises_lines_and_later_instructions_wait(run):
 # DRAM: 16 bytes per cycle over 2 partitions (8 each: a sector takes 4 cycles), 256-byte interleave;
 # the LSU takes 2 sectors of a line per cycle. Line n = sectors 4n..4n+3; X = 4096 is line 32.
 HIER = SimConfig(l1_bytes=256, l1_assoc=2, l2_bytes=512, l2_assoc=4, lat_l1=10, lat_l2=50, lat_global=100,
-                 dram_bytes_per_cycle=16, dram_partitions=2, dram_interleave_bytes=256, lsu_sectors_per_cycle=2)
+                 dram_bytes_per_cycle=16, dram_partitions=2, dram_interleave_bytes=256, lsu_sectors_per_cycle=2,
+                 **UNLOADED)
 B = 4096
 STREAM = [
     # A: 16 lanes x 4 bytes from B: sectors 128, 129 (line 32), both taken at cycle 0; both miss L1 and
@@ -178,10 +178,30 @@ def test_write_policies(run):
 @pytest.mark.parametrize("run", MODELS)
 def test_atomics_skip_l1_and_read_modify_write(run):
     cfg = HIER.replace(dram_bytes_per_cycle=0)
-    at = Access(0, 0, 0, G, AT, 4, [B] * 32)
+    at = Access(0, 0, 0, G, AT, 4, [B + 4 * i for i in range(32)])  # 32 words of one line: 4 sectors
     ready, s, _ = run(cfg, [at, Access(0, 0, 500, G, AT, 4, [B])], 1, 1, 8)
-    assert (s["l1_hits"], s["l1_misses"], s["l2_misses"], s["l2_hits"]) == (0, 0, 1, 1)
-    assert ready == [100, 550] and s["dram_bytes"] == 32
+    # one transaction per sector, one per LSU cycle (0..3): four L2 misses, ready 3 + 100
+    assert (s["l1_hits"], s["l1_misses"], s["l2_misses"], s["l2_hits"]) == (0, 0, 4, 1)
+    assert ready == [103, 550] and s["dram_bytes"] == 4 * 32 and s["mem_sectors"] == 5
     # without an L2 an atomic reads and writes its sector in DRAM
     _, s, _ = run(cfg.replace(l2_bytes=0), [at], 1, 1, 8)
-    assert s["dram_bytes"] == 64
+    assert s["dram_bytes"] == 4 * 64
+
+
+@pytest.mark.parametrize("run", MODELS)
+def test_atomics_on_one_word_serialise(run):
+    """32 lanes' atomics on one word (GPGPU-Sim's atomic coalescing: lanes whose bytes overlap never
+    share a transaction): 32 transactions through the LSU, one per cycle 0..31. The first misses the
+    L2 (data at 0 + 100); transactions 1..31 find the sector in flight and wait for it: ready 100, 31
+    L2 hits, one DRAM read. In shared memory: 32 passes, 31 replays, ready 31 + lat_shared."""
+    cfg = HIER.replace(dram_bytes_per_cycle=0)
+    ready, s, _ = run(cfg, [Access(0, 0, 0, G, AT, 4, [B + 8] * 32)], 1, 1, 8)
+    assert (s["mem_requests"], s["mem_sectors"], s["mem_lines"]) == (1, 32, 1)
+    assert (s["l2_misses"], s["l2_hits"], s["dram_bytes"]) == (1, 31, 32) and ready == [100]
+    ready, s = one(run, S, [12] * 32, kind=AT)
+    assert (s["shared_passes"], s["shared_replays"]) == (32, 31) and ready == 31 + PLAIN.lat_shared
+    # a load of one word broadcasts: one pass, one sector
+    assert one(run, S, [12] * 32)[1]["shared_passes"] == 1 and one(run, G, [X + 8] * 32)[1]["mem_sectors"] == 1
+    # atomics on distinct words share transactions and passes (pairs of lanes on a word: 2 each)
+    assert one(run, G, [X + 4 * (i // 2) for i in range(32)], kind=AT)[1]["mem_sectors"] == 2 * 2
+    assert one(run, S, [4 * (i // 2) for i in range(32)], kind=AT)[1]["shared_passes"] == 2

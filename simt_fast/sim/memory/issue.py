@@ -12,44 +12,54 @@ from __future__ import annotations
 
 from ._jit import helper
 from .hierarchy import access
-from .layout import NO_ACCESS, STATE_FIELDS
+from .layout import NO_ACCESS, P_CTA_THREADS, P_TPC, SPACE_LOCAL, STATE_FIELDS
 
 WAIT_FIELD = STATE_FIELDS.index("warp_wait")  # (a constant to numba: the state tuple's warp_wait)
 
 
 @helper
-def access_mask(mp, mr, sm, key, now, instr, mask, tbase, n_lanes, pos, writes_reg):
+def access_mask(mp, mr, sm, key, now, instr, mask, tbase, n_lanes, pos, writes_reg, cta_slot):
     """A core warp's memory instruction: lanes ``l < n_lanes`` of ``mask`` (thread ``tbase + l``, at
-    path position ``pos[t]``); stall time is keyed by the warp's ``key``. Returns the ready cycle."""
+    path position ``pos[t]``; its CTA in slot ``cta_slot`` of the SM); stall time is keyed by the
+    warp's ``key``. Returns the ready cycle."""
     addr = mr.lane_addr
-    tid = mr.lane_tid
+    resident = mr.lane_resident
     rank = mp.rank[instr]
+    first = cta_slot * mr.params[P_CTA_THREADS] + tbase % mr.params[P_TPC]  # lane 0's slot on the SM
     for lane in range(n_lanes):
         t = tbase + lane
-        tid[lane] = t
+        resident[lane] = first + lane
         addr[lane] = mp.addr[mp.step_mem[pos[t]] + rank] if (mask >> lane) & 1 else NO_ACCESS
     return access(mr.state, mr.params, sm, key, now, mp.space[instr], mp.kind[instr], mp.nbytes[instr], writes_reg,
-                  addr, tid, n_lanes, mr.counters)
+                  addr, resident, n_lanes, mr.counters)
 
 
 @helper
-def access_slots(mp, mr, sm, w, wid, now, instr, wsl, W, pos, writes_reg):
+def access_slots(mp, mr, sm, w, wid, now, instr, wsl, W, pos, writes_reg, res_cta):
     """A formation warp's memory instruction: slot ``s`` of record ``w`` holds thread ``wsl[w, s]``
-    (-1: a hole). Stall time is keyed by the record, restarted when the record holds a new warp
-    (id ``wid``): a warp's stall is its own, as in the reference, which keys it by warp id."""
+    (-1: a hole); ``res_cta[sm, c]``: the CTA in the SM's slot c. Stall time is keyed by the record,
+    restarted when the record holds a new warp (id ``wid``): a warp's stall is its own, as in the
+    reference, which keys it by warp id."""
     if mr.owner[w] != wid:
         mr.owner[w] = wid
         mr.state[WAIT_FIELD][w] = 0
     addr = mr.lane_addr
-    tid = mr.lane_tid
+    resident = mr.lane_resident
     rank = mp.rank[instr]
+    tpc = mr.params[P_TPC]
+    local = mp.space[instr] == SPACE_LOCAL  # (only local memory needs the threads' slots on the SM)
     for s in range(W):
         t = wsl[w, s]
         if t >= 0:
-            tid[s] = t
             addr[s] = mp.addr[mp.step_mem[pos[t]] + rank]
+            resident[s] = 0
+            if local:
+                c = 0
+                while res_cta[sm, c] != t // tpc:
+                    c += 1
+                resident[s] = c * mr.params[P_CTA_THREADS] + t % tpc
         else:
-            tid[s] = 0
+            resident[s] = 0
             addr[s] = NO_ACCESS
     return access(mr.state, mr.params, sm, w, now, mp.space[instr], mp.kind[instr], mp.nbytes[instr], writes_reg,
-                  addr, tid, W, mr.counters)
+                  addr, resident, W, mr.counters)

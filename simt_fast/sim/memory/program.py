@@ -37,7 +37,7 @@ MemoryRun = namedtuple("MemoryRun", [
     "params",  # int64[memory.layout.P_N]
     "counters",  # int64[memory.C_N]
     "lane_addr",  # scratch int64[warp_size]: the issuing warp's lanes' addresses
-    "lane_tid",  # scratch int64[warp_size]: their threads
+    "lane_resident",  # scratch int64[warp_size]: their threads' slots on the SM (`memory.access`)
     "owner",  # int64[warp keys]: formation: the warp id a warp record's stall interval belongs to
 ])
 
@@ -84,11 +84,11 @@ def note(config: SimConfig, trace: Trace) -> str | None:
     return NOTE_PERFECT
 
 
-def allocate_memory(config: SimConfig, n_sms: int, n_warp_keys: int, n_threads: int) -> MemoryRun:
+def allocate_memory(config: SimConfig, n_sms: int, n_warp_keys: int, tpc: int, ctas_per_sm: int) -> MemoryRun:
     """A fresh model state for one run with the model on (``n_warp_keys``: the warps the kernel keys
-    stall time by)."""
-    state, params = memory.allocate(config, n_sms, n_warp_keys, n_threads)
+    stall time by; ``tpc`` threads per CTA, ``ctas_per_sm`` CTAs an SM holds)."""
+    state, params = memory.allocate(config, n_sms, n_warp_keys, tpc, ctas_per_sm)
     w = max(config.warp_size, 1)
     return MemoryRun(state=state, params=params, counters=np.zeros(memory.C_N, np.int64),
-                     lane_addr=np.zeros(w, np.int64), lane_tid=np.zeros(w, np.int64),
+                     lane_addr=np.zeros(w, np.int64), lane_resident=np.zeros(w, np.int64),
                      owner=np.full(max(n_warp_keys, 1), -1, np.int64))
