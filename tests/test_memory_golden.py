@@ -205,3 +205,129 @@ def test_atomics_on_one_word_serialise(run):
     # atomics on distinct words share transactions and passes (pairs of lanes on a word: 2 each)
     assert one(run, G, [X + 4 * (i // 2) for i in range(32)], kind=AT)[1]["mem_sectors"] == 2 * 2
     assert one(run, S, [4 * (i // 2) for i in range(32)], kind=AT)[1]["shared_passes"] == 2
+
+
+# ---- the loaded machine: slices, interconnect ports, miss-status holding registers ------------------
+# No L1 unless said, an L2 that holds every line, one slice serving one 32-byte sector per cycle,
+# lat_l2 50, the LSU taking a whole line (4 sectors) per cycle. A warming load at cycle 0 puts lines
+# 0..3 of B in the L2 (the slice serves its 16 sectors at 0..15); the accesses below start at 1000.
+LOADED = HIER.replace(l1_bytes=0, l2_bytes=4096, l2_assoc=8, lsu_sectors_per_cycle=4, dram_bytes_per_cycle=0,
+                      l2_slices=1, l2_slice_bytes_per_cycle=32)
+FOUR_LINES = [B + 4 * i for i in range(128)]  # lines 32..35 (sectors 128..143): the LSU takes one per cycle
+
+
+def warmed(accesses, sm=0):
+    return [Access(sm, 0, 0, G, LD, 4, FOUR_LINES)] + accesses
+
+
+@pytest.mark.parametrize("run", MODELS)
+@pytest.mark.parametrize("slices, expected, waited", [
+    # one slice: SM k's sector i (0..15) reaches it at 1000 + i // 4, but it serves the 16k before it
+    # first (SM order is issue order): at 1000 + 16k + i; ready = the last + 50. Waits: 16k + i - i // 4,
+    # 1,920 over the four SMs, and 96 for the warming load (sector i served at i, arrived at i // 4)
+    (1, [1065, 1081, 1097, 1113], 1920 + 96),
+    # two slices (256-byte interleave: lines 32, 33 on slice 0, 34, 35 on slice 1): each serves 8
+    # sectors per SM; slice 1's first arrive at 1002. SM k: slice 0 at 1000 + 8k + j (j 0..7), slice 1
+    # at 1002 + 8k + j -> 1059, 1067, 1075, 1083; waits 128k + 48 per SM and 48 for the warming load
+    (2, [1059, 1067, 1075, 1083], 960 + 48),
+])
+def test_a_slice_saturated_by_sms_streaming_the_same_lines(run, slices, expected, waited):
+    streams = [Access(k, k, 1000, G, LD, 4, FOUR_LINES) for k in range(4)]
+    ready, s, _ = run(LOADED.replace(l2_slices=slices), warmed(streams), 4, 4, 8)
+    assert ready[1:] == expected
+    assert s["l2_hits"] == 64 and s["slice_wait_cycles"] == waited
+    # without the slice's limit every SM's last sector is taken at 1003: ready 1053
+    assert run(LOADED.replace(l2_slice_bytes_per_cycle=0), warmed(streams), 4, 4, 8)[0][1:] == [1053] * 4
+
+
+@pytest.mark.parametrize("run", MODELS)
+def test_interconnect_ports(run):
+    """One SM, ports of 20 bytes per cycle, 40-byte flits: every packet of this load (an 8-byte read
+    request, a 40-byte reply) is one flit, two cycles on a port. The SM's request port sends sector i
+    (taken at 1000 + i // 4) at 1000 + 2i; the slice's request port and the SM's reply port keep the
+    same pace, so nothing else waits: the last sector is sent at 1030, ready 1030 + 50."""
+    cfg = LOADED.replace(l2_slice_bytes_per_cycle=0, icnt_bytes_per_cycle=20, icnt_flit_bytes=40)
+    ready, s, _ = run(cfg, warmed([Access(0, 1, 1000, G, LD, 4, FOUR_LINES)]), 1, 2, 8)
+    assert ready[1] == 1080
+    assert s["icnt_wait_cycles"] == 2 * sum(2 * i - i // 4 for i in range(16))  # (the warming load waited as long)
+    # a store carries its sector: 8 + 32 bytes, one 40-byte flit (2 cycles: the second store is sent
+    # at 1002); with 24-byte flits two (48 bytes, 2.4 cycles: sent at 1003). Their acks are 8 bytes.
+    stores = [Access(0, 1, 1000, G, ST, 4, [B + 32 * k], writes_reg=False) for k in range(2)]
+    assert run(cfg, warmed(stores), 1, 2, 8)[0][1:] == [1050, 1052]
+    assert run(cfg.replace(icnt_flit_bytes=24), warmed(stores), 1, 2, 8)[0][1:] == [1050, 1053]
+
+
+@pytest.mark.parametrize("run", MODELS)
+def test_miss_status_holding_registers(run):
+    """An L1 (lat_l1 10) before the loaded L2. Two registers: a warp's line of 4 sectors at cycle
+    1000 gets registers for sectors 0, 1 (L2 hits, ready 1050); sector 2 stalls the LSU until the
+    first frees at 1050 (ready 1100), sector 3 takes the second at 1050. The LSU is busy until
+    1001 + 50: a load of another line at 1001 starts at 1051."""
+    cfg = LOADED.replace(l1_bytes=1024, l1_assoc=8, lat_l1=10, l2_slice_bytes_per_cycle=0, l1_mshrs=2)
+    line, other = [B + 4 * i for i in range(32)], [B + 128 + 4 * i for i in range(32)]
+    ready, s, _ = run(cfg, warmed([Access(0, 1, 1000, G, LD, 4, line), Access(0, 2, 1001, G, LD, 4, other)], 1),
+                      2, 3, 8)
+    # `other`: its sectors at 1051 find both registers busy until 1100: 1100 + 50; the LSU then
+    # takes the next sector at 1100 (registers free at 1150)
+    assert ready[1:] == [1100, 1200]
+    warming = run(cfg, warmed([], 1), 2, 3, 8)[1]["mshr_stall_cycles"]  # (SM 1's own registers)
+    assert s["mshr_stall_cycles"] - warming == 50 + 49 + 50
+
+
+@pytest.mark.parametrize("run", MODELS)
+def test_merging_in_flight_and_a_full_register(run):
+    """Two warps load the same sector at 1000 and 1005. The second finds it in flight (data at 1050)
+    and merges: an L1 hit, ready 1050, no register, no request. When a register holds only its miss
+    (l1_mshr_merge 1), the second stalls the LSU until 1050 and then hits: ready 1060."""
+    cfg = LOADED.replace(l1_bytes=1024, l1_assoc=8, lat_l1=10, l2_slice_bytes_per_cycle=0)
+    two = [Access(0, 1, 1000, G, LD, 4, [B]), Access(0, 2, 1005, G, LD, 4, [B])]
+    ready, s, _ = run(cfg, warmed(two, 1), 2, 3, 8)
+    assert ready[1:] == [1050, 1050] and s["l1_hits"] == 1 and s["l2_hits"] == 1
+    ready, s, _ = run(cfg.replace(l1_mshr_merge=1), warmed(two, 1), 2, 3, 8)
+    assert ready[1:] == [1050, 1060] and s["l1_hits"] == 1 and s["mshr_stall_cycles"] == 45
+
+
+@pytest.mark.parametrize("run", MODELS)
+def test_a_full_l2_register_stalls_its_slice(run):
+    """Cold sector, DRAM latency 100 (data reaches the L2 at 100 - 50 = 50 after the miss): four SMs
+    request it at cycle 0, a fifth SM requests another sector (already in the L2) on the same slice.
+    The slice serves one request per cycle: SM 0 misses at 0 (ready 100), SMs 1, 2 merge at 1, 2
+    (l2_mshr_merge 3: the miss and two merges), SM 3 at 3 finds the register full: the slice stalls
+    until the data arrives at 50, serves it then (a hit, ready 100) and SM 4's hit behind it at 51:
+    ready 101 instead of 4 + 50. Waits at the slice: 1, 2, 3 + 47 for SMs 1..3, 51 for SM 4."""
+    cfg = LOADED.replace(l2_mshr_merge=3)
+    warm = Access(4, 4, 0, G, LD, 4, [B + 128])
+    reqs = [Access(k, k, 1000, G, LD, 4, [B]) for k in range(4)] + [Access(4, 4, 1000, G, LD, 4, [B + 128])]
+    ready, s, _ = run(cfg, [warm] + reqs, 5, 5, 8)
+    assert ready[1:] == [1100, 1100, 1100, 1100, 1101]
+    assert s["slice_wait_cycles"] == 1 + 2 + 50 + 51 and (s["l2_misses"], s["l2_hits"]) == (2, 4)
+    assert run(cfg.replace(l2_mshr_merge=0), [warm] + reqs, 5, 5, 8)[0][1:] == [1100, 1100, 1100, 1100, 1054]
+
+
+@pytest.mark.parametrize("run", MODELS)
+def test_an_l1_is_faster_than_the_l2_when_the_l2_is_the_bottleneck(run):
+    """A warp reads lines 32..35 (16 sectors) at 1000, 1004, 1008, 1012 (each when the LSU frees).
+    Without an L1 every read is 16 sectors for the one slice, served one per cycle: 1065, 1081, 1097,
+    1113. With an L1 (lat_l1 10) the first read misses (1065) and the others find its sectors in
+    flight and merge: ready with the data, 1065; after it, a fifth read at 1100 hits: 1103 + 10."""
+    reads = [Access(0, 1, 1000 + 4 * k, G, LD, 4, FOUR_LINES) for k in range(4)]
+    assert run(LOADED, warmed(reads, 1), 2, 2, 8)[0][1:] == [1065, 1081, 1097, 1113]
+    cfg = LOADED.replace(l1_bytes=1024, l1_assoc=8, lat_l1=10)
+    ready, s, _ = run(cfg, warmed(reads + [Access(0, 1, 1100, G, LD, 4, FOUR_LINES)], 1), 2, 2, 8)
+    assert ready[1:] == [1065, 1065, 1065, 1065, 1113]
+    assert (s["l1_hits"], s["l1_misses"]) == (4 * 16, 16 + 16)  # (16: SM 1's warming load)
+
+
+@pytest.mark.parametrize("run", MODELS)
+@pytest.mark.parametrize("tpc", [256, 250])  # 4,096 threads = 16 CTAs of 256; 4,000 = 16 CTAs of 250
+def test_a_warps_local_frame_uses_the_same_sets_at_any_launch_size(run, tpc):
+    """Fermi's L1 (16 KB, 4 ways, 32 sets), one SM holding 6 CTAs of 256 threads (250 round up to 8
+    warps): local memory interleaves 256 x 6 x 1 = 1,536 threads per word whatever the launch's size.
+    Word w of the warp's frame is line L0 + 48w: sets s0, s0 + 16, s0, ...: four lines in each of two
+    sets, which four ways hold. Reading words 0..7 twice: 32 misses, then 32 hits."""
+    cfg = SimConfig(l2_bytes=0, dram_bytes_per_cycle=0, **UNLOADED)
+    reads = [Access(0, 0, 1000 * (k + 1), L, LD, 4, [4 * (k % 8)] * 32, list(range(32))) for k in range(16)]
+    _, s, model = run(cfg, reads, 1, 1, tpc, 6)
+    assert (s["l1_misses"], s["l1_hits"]) == (32, 32)
+    sets = model.cache_contents("l1", 0) if run is run_reference else memory.cache_contents(model, "l1", 0)
+    assert sorted(len(lines) for lines in sets if lines) == [4, 4]

@@ -26,11 +26,13 @@ from simt_fast.sim.registry import names
 from simt_fast.trace.model import MEM_FORMAT, MEM_LOAD
 from simt_fast.trace.synth import synthetic, traces as synthetic_traces
 
+from memory_helpers import UNLOADED
 from sim_helpers import tiny_trace
 
 MECHS = names()
 MEMORY_STATS = ("mem_requests", "mem_sectors", "shared_requests", "shared_replays", "l1_hits", "l1_misses",
-                "l2_hits", "l2_misses", "dram_bytes", "mem_stall_cycles")
+                "l2_hits", "l2_misses", "dram_bytes", "mem_stall_cycles", "mshr_stall_cycles", "icnt_wait_cycles",
+                "slice_wait_cycles")
 
 
 # ---- kernel vs reference ----------------------------------------------------------------------
@@ -54,6 +56,10 @@ def memory_configs(draw, warp_size: int):
         lsu_sectors_per_cycle=draw(st.integers(1, 4)), shared_banks=draw(st.sampled_from((8, 16, 32))),
         shared_bank_group=draw(st.sampled_from((8, 16, 32))), dram_bytes_per_cycle=draw(st.sampled_from((0, 8, 40))),
         dram_partitions=draw(st.integers(1, 3)), dram_interleave_bytes=draw(st.sampled_from((32, 256))),
+        l2_slices=draw(st.integers(1, 3)), l2_slice_bytes_per_cycle=draw(st.sampled_from((0, 8, 32))),
+        icnt_flit_bytes=draw(st.sampled_from((16, 40))), icnt_bytes_per_cycle=draw(st.sampled_from((0, 10, 40))),
+        l1_mshrs=draw(st.sampled_from((0, 1, 4))), l1_miss_queue=draw(st.sampled_from((0, 1, 8))),
+        l1_mshr_merge=draw(st.sampled_from((0, 1, 8))), l2_mshr_merge=draw(st.sampled_from((0, 1, 4))),
     )
 
 
@@ -141,7 +147,7 @@ def loop_trace(n_threads: int, n_iters: int, addr, *, chain: bool = False, use: 
 
 
 GOLDEN = SimConfig(mechanism="sps", warp_size=4, simd_width=4, n_sms=1, lat_alu=2, lat_l1=10, lat_global=100,
-                   l1_bytes=1024, l1_assoc=2, l2_bytes=0, dram_bytes_per_cycle=0, lsu_sectors_per_cycle=1)
+                   l1_bytes=1024, l1_assoc=2, l2_bytes=0, dram_bytes_per_cycle=0, lsu_sectors_per_cycle=1, **UNLOADED)
 
 
 def test_golden_l1_miss_then_hit_in_flight():

@@ -84,9 +84,11 @@ def l2_access(slices, l2, l2_clock, dram, params, q, sector, t, kind, counters):
         if kind != KIND_STORE and fill > ready:
             ready = fill
             if not merge_in_flight(l2, 0, s, w, sector, params[P_L2_MERGE]):
+                # the slice retries the request until the data arrives, and serves it then
                 arrives = fill - params[P_LAT_L2]
                 counters[C_SLICE_WAIT] += arrives - t
                 hold(slices, q, SL_PORT, arrives, params[P_SLICE_BPC])
+                transfer(slices, q, SL_PORT, arrives, SECTOR_BYTES, params[P_SLICE_BPC])
         return ready
     counters[C_L2_MISSES] += 1
     if kind == KIND_STORE and params[P_L2_WRITE_FETCH] == 0:

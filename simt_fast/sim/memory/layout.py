@@ -103,15 +103,15 @@ STAT_COUNTERS = {
     "l2_misses": C_L2_MISSES,
     "dram_bytes": C_DRAM_BYTES,
     "mem_stall_cycles": C_MEM_STALL,
+    "mshr_stall_cycles": C_MSHR_STALL,
+    "icnt_wait_cycles": C_ICNT_WAIT,
+    "slice_wait_cycles": C_SLICE_WAIT,
 }
 EXTRA_COUNTERS = {
     "mem_lines": C_MEM_LINES,
     "const_requests": C_CONST_REQUESTS,
     "const_accesses": C_CONST_ACCESSES,
     "shared_passes": C_SHARED_PASSES,
-    "mshr_stall_cycles": C_MSHR_STALL,
-    "icnt_wait_cycles": C_ICNT_WAIT,
-    "slice_wait_cycles": C_SLICE_WAIT,
 }
 
 # ---- per-SM state: int64[n_sms, SM_NF] ----------------------------------------------------------

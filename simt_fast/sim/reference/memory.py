@@ -190,10 +190,11 @@ class MemoryModel:
                 line.dirty.add(idx)
             if kind == MEM_STORE or line.arrives[idx] <= t + cfg.lat_l2:
                 return t + cfg.lat_l2
-            if not l2.merge(sector, cfg.l2_mshr_merge):
+            if not l2.merge(sector, cfg.l2_mshr_merge):  # retried until the data arrives, served then
                 arrives = line.arrives[idx] - cfg.lat_l2
                 self.count["slice_wait_cycles"] += arrives - t
                 self.slice[q].hold(arrives)
+                self.slice[q].wait(arrives, SECTOR_BYTES)
             return line.arrives[idx]
         self.count["l2_misses"] += 1
         if kind == MEM_STORE and cfg.l2_write_miss == "allocate":
@@ -511,4 +512,5 @@ class TraceMemory:
             return {}
         got = self.model.stats()
         return {k: got[k] for k in ("mem_requests", "mem_sectors", "shared_requests", "shared_replays", "l1_hits",
-                                    "l1_misses", "l2_hits", "l2_misses", "dram_bytes", "mem_stall_cycles")}
+                                    "l1_misses", "l2_hits", "l2_misses", "dram_bytes", "mem_stall_cycles",
+                                    "mshr_stall_cycles", "icnt_wait_cycles", "slice_wait_cycles")}
