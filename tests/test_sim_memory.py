@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from simt_fast.ir.model import OpClass
 from simt_fast.sim import SimulationError, reference, simulate
 from simt_fast.sim.config import ConfigError, SimConfig, load_config
-from simt_fast.sim.memory.program import note, prepare_memory, step_offsets
+from simt_fast.sim.memory.program import note, prepare_memory
 from simt_fast.sim.registry import names
 from simt_fast.trace.model import MEM_FORMAT, MEM_LOAD
 from simt_fast.trace.synth import synthetic, traces as synthetic_traces
@@ -93,21 +93,18 @@ def test_every_mechanism_models_memory_like_its_reference(mech):
     assert fast.mem_requests > 0 and fast.l1_hits + fast.l1_misses > 0 and fast.dram_bytes > 0
 
 
-def test_step_offsets_index_every_threads_entries():
+@pytest.mark.parametrize("mech", ("sps", "mp-oer", "mimd", "dwf", "tbc"))
+def test_every_thread_takes_each_of_its_entries_once(mech, monkeypatch):
+    """The kernels' cursors: after a run every thread has taken exactly its own /mem entries."""
+    import simt_fast.sim.run as run
+
+    runs = []
+    allocate = run.allocate_memory
+    monkeypatch.setattr(run, "allocate_memory", lambda *a, **k: runs.append(allocate(*a, **k)) or runs[-1])
     trace = synthetic(n_blocks=16, n_threads=80, seed=2, block=(40, 1, 1), divergence=0.4, loop_prob=0.3,
                       with_mem=True)
-    space = prepare_memory(trace, SimConfig()).space
-    rank, step_mem = step_offsets(trace, space >= 0)
-    bs = trace.block_start
-    for t in range(trace.n_threads):
-        k = int(trace.mem_ptr[t])
-        for j in range(int(trace.path_ptr[t]), int(trace.path_ptr[t + 1])):
-            b = int(trace.path[j])
-            for i in range(int(bs[b]), int(bs[b + 1])):
-                if space[i] >= 0:
-                    assert step_mem[j] + rank[i] == k
-                    k += 1
-        assert k == trace.mem_ptr[t + 1]
+    simulate(trace, SimConfig(mechanism=mech, simd_width=8, n_sms=2))
+    assert np.array_equal(runs[-1].cursor, np.diff(trace.mem_ptr))
 
 
 # ---- without the model: the fixed-latency run -------------------------------------------------

@@ -309,7 +309,7 @@ def run(p, prog, m, s, out, mp, mr):
                         r = dst_reg[instr]
                         if mp is not None and mp.space[instr] >= 0:  # (None: numba drops the branch)
                             latency = access_mask(mp, mr, sm, winfo[w, W_GID], now, instr, mask, winfo[w, W_TBASE],
-                                                  winfo[w, W_NLANES], pos, r >= 0, winfo[w, W_CTASLOT]) - now
+                                                  winfo[w, W_NLANES], r >= 0, winfo[w, W_CTASLOT]) - now
                         if r >= 0 and mech == MIMD:
                             sb_write_lane(sb, sbr, W, (w * n_regs + r) * SB_ENTRY, (w * n_regs + r) * rec_words,
                                           trailing_zeros(mask), now + latency, now)

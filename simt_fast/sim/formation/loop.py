@@ -303,7 +303,7 @@ def run(p, prog, m, s, out, mp, mr):
                 instr = block_start[wf[w, F_BLK]] + wf[w, F_OFF]
                 latency = lat[op_class[instr]]
                 if mp is not None and mp.space[instr] >= 0:  # (None: numba drops the branch)
-                    latency = access_slots(mp, mr, sm, w, wf[w, F_ID], now, instr, wsl, W, pos, dst_reg[instr] >= 0,
+                    latency = access_slots(mp, mr, sm, w, wf[w, F_ID], now, instr, wsl, W, dst_reg[instr] >= 0,
                                            res_cta) - now
                 width = issue(hws, w, now, latency, wf, wsl, W, sw, n_q, g, reg_ready, tpc, block_start, dst_reg,
                               occ_hist, q_hist, ev)

@@ -92,7 +92,12 @@ def coalesce(addrs, resident, n_lanes, nbytes, local, atomic, sm, params, out):
                 n = insert_unique(out, n, local_word_address(word, sm, resident[lane], params) >> SECTOR_SHIFT)
         else:
             for s in range(a >> SECTOR_SHIFT, ((a + last) >> SECTOR_SHIFT) + 1):
-                n = insert_unique(out, n, s)
+                # lanes mostly ascend or repeat (coalesced, broadcast): no call for those
+                if n == 0 or out[n - 1] < s:
+                    out[n] = s
+                    n += 1
+                elif out[n - 1] != s:
+                    n = insert_unique(out, n, s)
     if atomic:
         for i in range(n):  # (PTX has no local atomics: one transaction per sector if a trace has one)
             out[REPEAT_BASE + i] = 1 if local else most_lanes_on_a_byte(addrs, 0, n_lanes, nbytes, out[i], SECTOR_SHIFT,

@@ -18,24 +18,32 @@ WAIT_FIELD = STATE_FIELDS.index("warp_wait")  # (a constant to numba: the state 
 
 
 @helper
-def access_mask(mp, mr, sm, key, now, instr, mask, tbase, n_lanes, pos, writes_reg, cta_slot):
-    """A core warp's memory instruction: lanes ``l < n_lanes`` of ``mask`` (thread ``tbase + l``, at
-    path position ``pos[t]``; its CTA in slot ``cta_slot`` of the SM); stall time is keyed by the
-    warp's ``key``. Returns the ready cycle."""
+def access_mask(mp, mr, sm, key, now, instr, mask, tbase, n_lanes, writes_reg, cta_slot):
+    """A core warp's memory instruction: lanes ``l < n_lanes`` of ``mask`` (thread ``tbase + l``, its
+    CTA in slot ``cta_slot`` of the SM), each taking its thread's next /mem entry; stall time is keyed
+    by the warp's ``key``. Returns the ready cycle."""
     addr = mr.lane_addr
     resident = mr.lane_resident
-    rank = mp.rank[instr]
-    first = cta_slot * mr.params[P_CTA_THREADS] + tbase % mr.params[P_TPC]  # lane 0's slot on the SM
+    cursor = mr.cursor
+    mem_ptr = mp.mem_ptr
+    entries = mp.addr
     for lane in range(n_lanes):
         t = tbase + lane
-        resident[lane] = first + lane
-        addr[lane] = mp.addr[mp.step_mem[pos[t]] + rank] if (mask >> lane) & 1 else NO_ACCESS
+        if (mask >> lane) & 1:
+            addr[lane] = entries[mem_ptr[t] + cursor[t]]
+            cursor[t] += 1
+        else:
+            addr[lane] = NO_ACCESS
+    if mp.space[instr] == SPACE_LOCAL:  # (only local memory needs the threads' slots on the SM)
+        first = cta_slot * mr.params[P_CTA_THREADS] + tbase % mr.params[P_TPC]  # lane 0's
+        for lane in range(n_lanes):
+            resident[lane] = first + lane
     return access(mr.state, mr.params, sm, key, now, mp.space[instr], mp.kind[instr], mp.nbytes[instr], writes_reg,
                   addr, resident, n_lanes, mr.counters)
 
 
 @helper
-def access_slots(mp, mr, sm, w, wid, now, instr, wsl, W, pos, writes_reg, res_cta):
+def access_slots(mp, mr, sm, w, wid, now, instr, wsl, W, writes_reg, res_cta):
     """A formation warp's memory instruction: slot ``s`` of record ``w`` holds thread ``wsl[w, s]``
     (-1: a hole); ``res_cta[sm, c]``: the CTA in the SM's slot c. Stall time is keyed by the record,
     restarted when the record holds a new warp (id ``wid``): a warp's stall is its own, as in the
@@ -45,13 +53,14 @@ def access_slots(mp, mr, sm, w, wid, now, instr, wsl, W, pos, writes_reg, res_ct
         mr.state[WAIT_FIELD][w] = 0
     addr = mr.lane_addr
     resident = mr.lane_resident
-    rank = mp.rank[instr]
+    cursor = mr.cursor
     tpc = mr.params[P_TPC]
     local = mp.space[instr] == SPACE_LOCAL  # (only local memory needs the threads' slots on the SM)
     for s in range(W):
         t = wsl[w, s]
         if t >= 0:
-            addr[s] = mp.addr[mp.step_mem[pos[t]] + rank]
+            addr[s] = mp.addr[mp.mem_ptr[t] + cursor[t]]
+            cursor[t] += 1
             resident[s] = 0
             if local:
                 c = 0

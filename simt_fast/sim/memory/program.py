@@ -1,10 +1,11 @@
 """What the cycle loops read to run the memory model (docs/memory.md, *In the timing model*).
 
-``prepare_memory(trace, config)`` flattens a trace's addresses for the kernels: for each path step
-the index of that step's first ``/mem`` entry, and for each instruction its rank among its block's
-memory instructions, so that thread ``t``'s address for instruction ``i`` at path position ``k``
-(``pos[t]``) is ``addr[step_mem[k] + rank[i]]`` — no per-thread cursor in the kernels.
-``allocate_memory`` gives each run (each visit order `simulate` tries) a fresh model state.
+``prepare_memory(trace, config)`` gives the kernels a trace's addresses as they are (``/mem``: each
+thread's entries in its path order, from ``mem_ptr[t]``) and each instruction's memory facts. A
+kernel keeps a cursor per thread (``MemoryRun.cursor``): the thread's next entry is
+``addr[mem_ptr[t] + cursor[t]]``, and the cursor moves on each time the thread issues a memory
+instruction. ``allocate_memory`` gives each run (each visit order `simulate` tries) a fresh model
+state and cursors.
 
 Without the model (``perfect_memory``, a trace without addresses or with the older ``/mem``
 layout) ``on`` is 0 and the kernels get None for both tuples: they keep the op classes' fixed
@@ -26,8 +27,7 @@ MemoryProgram = namedtuple("MemoryProgram", [
     "space",  # int64[n_instrs]: op_class of a memory instruction, -1 for any other
     "kind",  # int64[n_instrs]: load, store or atomic (`memory.layout.KIND_*`)
     "nbytes",  # int64[n_instrs]: bytes one thread accesses
-    "rank",  # int64[n_instrs]: position among its block's memory instructions
-    "step_mem",  # int64[len(path)]: index in `addr` of the path step's first memory instruction
+    "mem_ptr",  # int64[n_threads + 1]: the trace's /mem/mem_ptr (thread t's first entry)
     "addr",  # int64[n accesses]: the trace's /mem/mem_addr (NO_ACCESS = -1)
 ])
 
@@ -39,6 +39,7 @@ MemoryRun = namedtuple("MemoryRun", [
     "lane_addr",  # scratch int64[warp_size]: the issuing warp's lanes' addresses
     "lane_resident",  # scratch int64[warp_size]: their threads' slots on the SM (`memory.access`)
     "owner",  # int64[warp keys]: formation: the warp id a warp record's stall interval belongs to
+    "cursor",  # int64[n_threads]: each thread's /mem entries taken so far
 ])
 
 NOTE_PERFECT = ("memory is treated as perfect coalescing: the trace has no per-instruction addresses (/mem); "
@@ -47,24 +48,8 @@ NOTE_PERFECT = ("memory is treated as perfect coalescing: the trace has no per-i
 
 def _off(n_instrs: int) -> MemoryProgram:
     one = np.zeros(1, np.int64)
-    return MemoryProgram(on=0, space=np.full(max(n_instrs, 1), -1, np.int64), kind=one, nbytes=one, rank=one,
-                         step_mem=one, addr=one)
-
-
-def step_offsets(trace: Trace, is_mem: np.ndarray) -> tuple:
-    """(rank per instruction, index of each path step's first /mem entry): one cumsum over the steps."""
-    block_start = np.asarray(trace.block_start, np.int64)
-    before = np.concatenate(([0], np.cumsum(is_mem)))  # memory instructions before instruction i
-    block_of = np.repeat(np.arange(len(block_start) - 1), np.diff(block_start))
-    rank = (before[:-1] - before[block_start[block_of]]).astype(np.int64)
-    per_block = before[block_start[1:]] - before[block_start[:-1]]
-    count = per_block[np.asarray(trace.path, np.int64)]
-    cum = np.concatenate(([0], np.cumsum(count)))
-    path_ptr = np.asarray(trace.path_ptr, np.int64)
-    mem_ptr = np.asarray(trace.mem_ptr, np.int64)
-    # within thread t the entries follow its path; thread t's entries start at mem_ptr[t]
-    shift = np.repeat(mem_ptr[:-1] - cum[path_ptr[:-1]], np.diff(path_ptr))
-    return rank, (cum[:-1] + shift).astype(np.int64)
+    return MemoryProgram(on=0, space=np.full(max(n_instrs, 1), -1, np.int64), kind=one, nbytes=one, mem_ptr=one,
+                         addr=one)
 
 
 def prepare_memory(trace: Trace, config: SimConfig) -> MemoryProgram:
@@ -72,8 +57,7 @@ def prepare_memory(trace: Trace, config: SimConfig) -> MemoryProgram:
     if not memory.model_enabled(config, trace):
         return _off(trace.n_instrs)
     space, kind, nbytes = memory.instruction_facts(trace)
-    rank, step_mem = step_offsets(trace, space >= 0)
-    return MemoryProgram(on=1, space=space, kind=kind, nbytes=nbytes, rank=rank, step_mem=step_mem,
+    return MemoryProgram(on=1, space=space, kind=kind, nbytes=nbytes, mem_ptr=np.asarray(trace.mem_ptr, np.int64),
                          addr=memory.int64_addresses(trace.mem_addr))
 
 
@@ -84,11 +68,12 @@ def note(config: SimConfig, trace: Trace) -> str | None:
     return NOTE_PERFECT
 
 
-def allocate_memory(config: SimConfig, n_sms: int, n_warp_keys: int, tpc: int, ctas_per_sm: int) -> MemoryRun:
+def allocate_memory(config: SimConfig, n_sms: int, n_warp_keys: int, tpc: int, ctas_per_sm: int,
+                    n_threads: int) -> MemoryRun:
     """A fresh model state for one run with the model on (``n_warp_keys``: the warps the kernel keys
     stall time by; ``tpc`` threads per CTA, ``ctas_per_sm`` CTAs an SM holds)."""
     state, params = memory.allocate(config, n_sms, n_warp_keys, tpc, ctas_per_sm)
     w = max(config.warp_size, 1)
     return MemoryRun(state=state, params=params, counters=np.zeros(memory.C_N, np.int64),
                      lane_addr=np.zeros(w, np.int64), lane_resident=np.zeros(w, np.int64),
-                     owner=np.full(max(n_warp_keys, 1), -1, np.int64))
+                     owner=np.full(max(n_warp_keys, 1), -1, np.int64), cursor=np.zeros(max(n_threads, 1), np.int64))

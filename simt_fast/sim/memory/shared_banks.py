@@ -26,8 +26,35 @@ def shared_passes(addrs, n_lanes, nbytes, banks, group, atomic, scratch):
     passes = 0
     replays = 0
     last = nbytes - 1 if nbytes > 0 else 0
+    pow2 = banks & (banks - 1) == 0  # every real GPU: a mask instead of a 64-bit division per word
     for g0 in range(0, n_lanes, group):
         g1 = g0 + group if g0 + group < n_lanes else n_lanes
+        if pow2 and not atomic:
+            # the common case first, without sorting: every bank serves one word (conflict-free or
+            # broadcast) - one pass. A second word in a bank sends the group to the general count.
+            for b in range(banks):
+                scratch[BANK_BASE + b] = -1
+            used = False
+            conflict = False
+            for lane in range(g0, g1):
+                a = addrs[lane]
+                if a < 0:
+                    continue
+                used = True
+                for word in range(a >> 2, ((a + last) >> 2) + 1):
+                    b = BANK_BASE + (word & (banks - 1))
+                    if scratch[b] < 0:
+                        scratch[b] = word
+                    elif scratch[b] != word:
+                        conflict = True
+                        break
+                if conflict:
+                    break
+            if not used:
+                continue
+            if not conflict:
+                passes += 1
+                continue
         n = 0
         for lane in range(g0, g1):
             a = addrs[lane]
@@ -40,7 +67,6 @@ def shared_passes(addrs, n_lanes, nbytes, banks, group, atomic, scratch):
         for b in range(banks):
             scratch[BANK_BASE + b] = 0
         worst = 0
-        pow2 = banks & (banks - 1) == 0  # every real GPU: a mask instead of a 64-bit division per word
         for i in range(n):
             b = BANK_BASE + (scratch[i] & (banks - 1) if pow2 else scratch[i] % banks)
             if atomic:
