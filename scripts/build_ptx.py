@@ -6,6 +6,8 @@
 
 * Workloads: ``simt_fast/workloads/<name>/kernel.cu`` -> ``data/ptx/workloads/<name>.ptx`` (-O3).
 * Parser corpus: ``data/cuda/corpus/<name>.cu`` -> ``data/ptx/corpus/<name>.O0.ptx`` and ``.O3.ptx``.
+* Examples: ``data/cuda/examples/<name>.cu`` -> ``data/ptx/examples/<name>.ptx`` (-O3), the kernels
+  the README's walk-through compiles itself.
 
 "O0" is the unoptimised front end and back end (``-Xcicc -O0 -Xptxas -O0``): it keeps call
 sequences, generic addressing and naive control flow, which is what a parser must survive.
@@ -49,6 +51,9 @@ def main(argv: list[str]) -> int:
         if selected(src.stem):
             for level, flags in LEVELS.items():
                 nvcc(src, ROOT / "data" / "ptx" / "corpus" / f"{src.stem}.{level}.ptx", flags)
+    for src in sorted((ROOT / "data" / "cuda" / "examples").glob("*.cu")):
+        if selected(src.stem):
+            nvcc(src, ROOT / "data" / "ptx" / "examples" / f"{src.stem}.ptx", LEVELS["O3"])
     return 0
 
 
