@@ -95,7 +95,7 @@ def fill_lines(config, trace, results) -> List[str]:
     resident = min(limit, -(-n_ctas // n_sms))
     lines = [f"{n_ctas} CTA{'s' * (n_ctas != 1)} of {trace.threads_per_cta} threads on {n_sms} SM{'s' * (n_sms != 1)}: "
              f"at most {resident} CTA{'s' * (resident != 1)} / {resident * warps_per_cta} warps resident per SM "
-             f"(an SM holds up to {limit} such CTAs, {config.max_warps_per_sm} warps)"]
+             f"(an SM holds up to {limit} such CTA{'s' * (limit != 1)}, {config.max_warps_per_sm} warps)"]
     used = min(n_ctas, n_sms)
     idle = {c.mechanism: s.idle_cycles / (s.cycles * used) for c, s in results if s.cycles}
     mostly_idle = {m: share for m, share in idle.items() if share > 0.5}
@@ -107,8 +107,8 @@ def fill_lines(config, trace, results) -> List[str]:
         why.append(f"the SMs that run CTAs had no SIMD unit busy in most of their cycles ({shares})")
     if why:
         if used < n_sms or resident < limit:
-            state = ("the machine is under-filled (a larger grid, or fewer SMs with --set n_sms=N, fills it), so "
-                     "cycles measure latency more than SIMD efficiency")
+            fix = f"a larger grid, or --set n_sms={used}," if used < n_sms else "a larger grid"
+            state = f"the machine is under-filled ({fix} fills it), so cycles measure latency more than SIMD efficiency"
         else:
             state = "every SM is full, so the kernel is latency-bound and cycles measure latency more than SIMD efficiency"
         lines.append(f"note: {' and '.join(why)}: {state}")
