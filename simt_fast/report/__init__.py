@@ -417,7 +417,8 @@ def _quarter_figure(df, out_dir: Path, baseline_fields: dict, prefix: str = ""):
     ax1.set_xticklabels(labels_x, rotation=45, ha="right", fontsize=7)
     ax1.set_ylabel("fraction of warp instructions")
     ax1.set_title("Active quarter-warps (no HWS)", fontsize=9)
-    ax1.legend(title="quarters", fontsize=7, title_fontsize=7)
+    # beside the axes: the stacked bars fill them to 1.0, so a legend inside always covers one
+    ax1.legend(title="quarters", fontsize=7, title_fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     x = np.arange(len(comp))
     have_measured = np.isfinite(comp["measured"].to_numpy(np.float64)).any()
     shift = 0.2 if have_measured else 0.0
@@ -431,7 +432,8 @@ def _quarter_figure(df, out_dir: Path, baseline_fields: dict, prefix: str = ""):
     ax2.set_ylabel("HWS speedup")
     ax2.set_title("HWS speedup: Eq. 6.1 estimate vs measured" if have_measured else
                   "HWS speedup estimated by Eq. 6.1 (sweep hws = [false, true] to measure it)", fontsize=9)
-    ax2.legend(fontsize=7)
+    ax2.set_ylim(0, ax2.get_ylim()[1] * 1.2)  # headroom for the legend above the tallest bar
+    ax2.legend(fontsize=7, loc="upper left")
     fig.tight_layout()
     path = out_dir / f"{prefix}quarters.png"
     fig.savefig(path, dpi=120, bbox_inches="tight")
