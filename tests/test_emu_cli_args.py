@@ -4,19 +4,17 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
 from typer.testing import CliRunner
 
+from example_kernels import DIVERGENT_PTX as EXAMPLES, collatz_hist, collatz_steps
 from simt_fast.cli import app
 from simt_fast.commands._kernel_args import ArgError, PTX_DTYPES, parse_arg, parse_args, pointer_params
 from simt_fast.ir.ptx_parser import parse_ptx
 from simt_fast.trace import Trace
 
-ROOT = Path(__file__).resolve().parents[1]
-EXAMPLES = ROOT / "data" / "ptx" / "examples" / "divergent.ptx"
 MODULE = parse_ptx(EXAMPLES.read_text(), str(EXAMPLES))
 COLLATZ = MODULE.find_kernel("collatz")  # (in*, steps*, hist*, u32 n, u32 bins)
 BINSEARCH = MODULE.find_kernel("binsearch")  # (table*, u32 m, queries*, pos*, u32 n)
@@ -39,15 +37,6 @@ RAW = parse_ptx(HEAD + """
 """, "raw.ptx").find_kernel("raw")
 
 runner = CliRunner()
-
-
-def collatz_steps(x: np.ndarray) -> np.ndarray:
-    out = np.zeros(len(x), np.uint32)
-    for i, v in enumerate(x.tolist()):
-        while v > 1:
-            v = 3 * v + 1 if v & 1 else v >> 1
-            out[i] += 1
-    return out
 
 
 def test_pointers_are_found_by_use():
@@ -133,8 +122,7 @@ def test_trace_seed_npy_and_save_outputs_round_trip(tmp_path):
         inputs.append(np.load(tmp_path / name / "arg0.npy"))
         steps = np.load(tmp_path / name / "arg1.npy")
         assert np.array_equal(steps, collatz_steps(inputs[-1]))
-        assert np.array_equal(np.load(tmp_path / name / "arg2.npy"),
-                              np.bincount(np.minimum(steps // 8, 15), minlength=16).astype(np.uint32))
+        assert np.array_equal(np.load(tmp_path / name / "arg2.npy"), collatz_hist(steps, 16))
     assert digests[0] == digests[1] != digests[2] and not np.array_equal(inputs[0], inputs[2])
     assert Trace.load(tmp_path / "c.h5").attrs["seed"] == 7
 

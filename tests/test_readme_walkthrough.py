@@ -14,12 +14,12 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
+from example_kernels import DIVERGENT_PTX as PTX, collatz_hist, collatz_steps
 from simt_fast.cli import app
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()
 SECTION = README[README.index("## Everyday use"):README.index("## Documentation")]
-PTX = ROOT / "data" / "ptx" / "examples" / "divergent.ptx"
 
 
 def walkthrough() -> list:
@@ -32,15 +32,6 @@ def python_block() -> str:
     blocks = re.findall(r"```python\n(.*?)```", SECTION, re.S)
     assert len(blocks) == 1, "Everyday use has one Python example"
     return blocks[0]
-
-
-def collatz_steps(x: np.ndarray) -> np.ndarray:
-    out = np.zeros(len(x), np.uint32)
-    for i, v in enumerate(x.tolist()):
-        while v > 1:
-            v = 3 * v + 1 if v & 1 else v >> 1
-            out[i] += 1
-    return out
 
 
 def test_the_walkthrough_and_the_python_example_run_as_written(tmp_path, monkeypatch, capsys):
@@ -67,7 +58,7 @@ def test_the_walkthrough_and_the_python_example_run_as_written(tmp_path, monkeyp
     assert len(x) == 2048 and x.min() >= 1 and x.max() <= 100_000
     steps = np.load("collatz-out/arg1.npy")
     assert np.array_equal(steps, collatz_steps(x))
-    assert np.array_equal(np.load("collatz-out/arg2.npy"), np.bincount(np.minimum(steps // 8, 31), minlength=32))
+    assert np.array_equal(np.load("collatz-out/arg2.npy"), collatz_hist(steps, 32))
     run_argv, run_res = ran[2]
     assert "machine gt200" in run_res.stdout and "16 CTAs of 128 threads on 28 SMs: at most 1 CTA / 4 warps" in run_res.stdout
     as_json = json.loads(runner.invoke(app, run_argv[1:] + ["--json"]).stdout)
