@@ -100,6 +100,7 @@ def test_the_table_names_its_machine_explains_its_columns_and_the_fill(trace_fil
     path, trace = trace_file
     res = runner.invoke(app, ["run", str(path), "-m", "sps"])
     assert res.exit_code == 0, res.output
+    assert not res.output.startswith("\n")  # no blank first line, on stdout or stderr
     lines = res.stdout.splitlines()  # (stderr has the note that this trace has no addresses)
     assert lines[0].strip() == "t.h5: kernel synthetic, 192 threads; machine single-sm (the default): warp 32, SIMD 32, 1 SM"
     assert lines[-3].startswith("speedup = cycles of sps / cycles; idle = SM-cycles with warps but no SIMD unit busy; "
