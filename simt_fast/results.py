@@ -314,26 +314,64 @@ def _trim(row: np.ndarray) -> np.ndarray:
     return row[: real[-1] + 1].copy() if real.size else row[:0].copy()
 
 
-def load(path, hist: bool = False, baseline: Optional[Mapping] = None):
-    """The results of ``path`` as a pandas DataFrame, one row per point, sorted by point id.
-
-    Columns: ``point_id``, ``trace_id``, ``trace``, every SimConfig field, every scalar stat,
-    ``sim_seconds``/``finished``/``host`` (provenance), and ``speedup``: the cycles of the
-    baseline point (same trace, same config except the baseline's fields, e.g. ``mechanism``)
-    divided by this point's cycles, NaN where the baseline point is not in the file.
-    ``baseline`` overrides the file's (``{"mechanism": "sps"}``). ``hist=True`` adds one column
-    per histogram stat holding each row's 1-D int64 array.
-    """
-    columns, hists, attrs = _read_file(path)
+def _points(columns: dict, hists: dict, hist: bool):
+    """One row per point (decoded columns, histograms as arrays with ``hist``), sorted by point id."""
     df = _decode_columns(columns)
     if hist:
         for key, arr in hists.items():
             df[key] = [_trim(r) for r in arr]
-    if baseline is None:
-        baseline = json.loads(attrs.get("baseline", "{}") or "{}")
-    df["speedup"] = speedup(df, baseline)
-    df = df.sort_values("point_id", kind="stable").reset_index(drop=True)
-    df.attrs.update({"baseline": dict(baseline), "path": str(path),
+    return df.sort_values("point_id", kind="stable").reset_index(drop=True)
+
+
+def load(path, hist: bool = False, baseline: Optional[Mapping] = None, study: Optional[str] = None):
+    """The results of ``path`` as a pandas DataFrame, with a ``speedup`` column.
+
+    A file of studies (a suite such as the main job's) holds each study's points: ``load`` returns a
+    row per point *and study* it belongs to, with a ``study`` column, so every row carries the
+    speedup over its own study's baseline -- a point that several studies share (the same
+    simulation, e.g. PDOM on the Fermi machine) appears once per study. ``study="thesis"`` returns
+    that study's rows only. A file without study records is one row per point, ``study`` empty.
+    Rows are in the order the studies were first run, then by point id.
+
+    Columns: ``study``, ``point_id``, ``trace_id``, ``trace``, every SimConfig field, every scalar
+    stat, ``sim_seconds``/``finished``/``host`` (provenance), and ``speedup``: the cycles of the
+    row's baseline point (same study, same trace, same config except the baseline's fields, e.g.
+    ``mechanism``) divided by the row's cycles -- NaN only where that baseline point is not in the
+    file. The baseline is the study's (``studies(path)``), else the file's; ``baseline`` (e.g.
+    ``{"mechanism": "sps"}``) overrides it for every study. ``hist=True`` adds one column per
+    histogram stat holding each row's 1-D int64 array. ``df.attrs["baselines"]`` maps each study
+    to the baseline its speedups use.
+    """
+    import pandas as pd
+
+    columns, hists, attrs = _read_file(path)
+    points = _points(columns, hists, hist)
+    records = _json_attr(attrs, "studies", [])
+    if study is not None:
+        records = [s for s in records if s.get("name") == study]
+        if not records:
+            names = ", ".join(s.get("name", "?") for s in _json_attr(attrs, "studies", []))
+            raise ResultsError(f"{path} has no study '{study}'" + (f" (its studies: {names})" if names else
+                                                                     " (it records no studies)"))
+    file_baseline = dict(baseline) if baseline is not None else json.loads(attrs.get("baseline", "{}") or "{}")
+    groups, in_studies = [], set()
+    for s in records:
+        ids = set(s.get("points", []))
+        in_studies |= ids
+        fields = dict(baseline) if baseline is not None else dict(s.get("baseline") or {})
+        groups.append((s.get("name", ""), points[points["point_id"].isin(ids)], fields))
+    if study is None and (not records or len(in_studies) < len(points)):
+        groups.append(("", points[~points["point_id"].isin(in_studies)], file_baseline))  # rows of no study
+    parts = []
+    for name, rows, fields in groups:
+        rows = rows.copy()
+        rows.insert(0, "study", name)
+        rows["speedup"] = speedup(rows, fields)
+        parts.append(rows)
+    df = pd.concat(parts, ignore_index=True) if parts else points.assign(study="", speedup=np.nan)
+    baselines = {name: fields for name, _, fields in groups}
+    df.attrs.update({"baseline": groups[0][2] if len(groups) == 1 else file_baseline, "baselines": baselines,
+                     "path": str(path),
                      **{k: attrs[k] for k in ("schema", "simt_fast_version", "host", "created") if k in attrs}})
     return df
 
@@ -386,12 +424,46 @@ def load_hist(path, name: str):
     return series.sort_index()
 
 
+def implied_baseline(baseline: Mapping) -> dict:
+    """The baseline's fields plus the switches they leave one value: a switch whose other value the
+    timing core refuses with the baseline's fields whatever the other switches are (``check_config``:
+    ``hws_squeeze = false`` and ``hws_sync_sms = true`` need ``hws = true``) takes its default. So for
+    a baseline of PDOM without HWS, the baseline point of PDOM&HWS without the squeeze is PDOM
+    without HWS (no point with ``hws = false, hws_squeeze = false`` can exist); for a baseline of
+    ``{mechanism = "sps"}`` alone nothing is implied (``hws`` may be true)."""
+    from .sim.config import ConfigError, check_config
+
+    def runs(changes: dict) -> bool:
+        try:
+            check_config(defaults.replace(**base, **changes))
+        except ConfigError:
+            return False
+        return True
+
+    base = dict(baseline)
+    defaults = SimConfig()
+    try:
+        if not runs({}):
+            return base  # not a config the core runs on its own: nothing to infer
+    except (KeyError, TypeError, ValueError):
+        return base
+    switches = {f.name: getattr(defaults, f.name) for f in fields(SimConfig)
+                if isinstance(getattr(defaults, f.name), bool) and f.name not in base}
+    implied = {}
+    for name, value in switches.items():
+        others = [{}] + [{g: not v} for g, v in switches.items() if g != name]
+        if not any(runs({name: not value, **other}) for other in others):
+            implied[name] = value
+    return {**base, **implied}
+
+
 def speedup(df, baseline: Mapping) -> np.ndarray:
     """Baseline cycles / cycles for every row (NaN where the baseline point is absent).
 
     A row's baseline point has the same trace and the same value of every config field, except
     the fields named in ``baseline`` which take the baseline's values (ElTantawy et al. 2014 reports speedups
-    of each mechanism over PDOM on the same machine this way).
+    of each mechanism over PDOM on the same machine this way), and the switches those fields leave
+    one value (:func:`implied_baseline`).
     """
     out = np.full(len(df), np.nan)
     if not baseline or len(df) == 0:
@@ -400,6 +472,7 @@ def speedup(df, baseline: Mapping) -> np.ndarray:
     unknown = [k for k in baseline if k not in config_cols]
     if unknown:
         raise ResultsError(f"baseline field '{unknown[0]}' is not a config column of the results")
+    baseline = {k: v for k, v in implied_baseline(baseline).items() if k in config_cols}
     base_rows = np.ones(len(df), bool)
     for k, v in baseline.items():
         base_rows &= (df[k] == v).to_numpy()
@@ -422,10 +495,11 @@ def point_ids(path) -> set:
 
 
 def contents(path):
-    """Every non-provenance column plus histograms, sorted by point id: what 'the same results' means."""
-    df = load(path, hist=True)
-    df = df.drop(columns=[c for c in PROVENANCE_COLUMNS if c in df.columns])
-    return df
+    """Every non-provenance column plus histograms, one row per point sorted by point id: what 'the same
+    results' means (speedups are derived from these, so they are left out)."""
+    columns, hists, _ = _read_file(path)
+    df = _points(columns, hists, hist=True)
+    return df.drop(columns=[c for c in PROVENANCE_COLUMNS if c in df.columns])
 
 
 # ---------------------------------------------------------------------------------------------
