@@ -45,7 +45,7 @@ import h5py
 import numpy as np
 
 from . import __version__, _storage
-from .sim.config import SimConfig
+from .sim.config import ConfigError, SimConfig, check_config
 from .sim.stats import HIST_STATS, SCALAR_STATS, Stats
 
 SCHEMA = "simt-fast/results/1"
@@ -431,7 +431,6 @@ def implied_baseline(baseline: Mapping) -> dict:
     a baseline of PDOM without HWS, the baseline point of PDOM&HWS without the squeeze is PDOM
     without HWS (no point with ``hws = false, hws_squeeze = false`` can exist); for a baseline of
     ``{mechanism = "sps"}`` alone nothing is implied (``hws`` may be true)."""
-    from .sim.config import ConfigError, check_config
 
     def runs(changes: dict) -> bool:
         try:
