@@ -7,8 +7,7 @@
 The tables (one per paper: every claim of data/published/ whose study is in the results, the
 paper's value, the measured one, their ratio) replace the block between ``<!-- fidelity:begin -->``
 and ``<!-- fidelity:end -->`` in docs/fidelity.md; the prose around it is kept. The numbers are
-computed by the report's own code (simt_fast.report.published), so the doc and `simt-fast report`
-agree.
+the report's own table (simt_fast.report.claims), so the doc and `simt-fast report` agree.
 """
 
 from __future__ import annotations
@@ -31,25 +30,23 @@ def fmt(v: float) -> str:
 
 
 def tables(results_path: Path) -> str:
-    from simt_fast import results
-    from simt_fast.report import published
+    import math
 
-    df = results.load(results_path, hist=True)
-    studies = {s["name"]: s for s in results.studies(results_path)}
-    pub = published.load_published()
-    rows = published.table(pub, df, studies, results.analyses(results_path))
+    from simt_fast.report import claims, published
+
+    table = claims(results_path)  # the report's own table (simt_fast.report.claims)
     out = []
-    for paper in pub.papers:
-        mine = [r for r in rows if r.claim.paper.id == paper.id]
-        if not mine:
+    for paper in published.load_published().papers:
+        mine = table[table["paper"] == paper.id]
+        if mine.empty:
             continue
         out += [f"### {paper.title}", "", f"{paper.authors}, {paper.venue}. {paper.benchmark_map}", "",
                 "| id | where | claim | published | simt-fast | ratio | |", "|---|---|---|---:|---:|---:|---|"]
-        for r in mine:
-            c = r.claim
-            flag = "not measured" if r.measurement.problem else ("**> 10% apart**" if r.differs else "")
-            out.append(f"| `{c.id}` | {c.where} | {c.what} | {fmt(c.value)} | {fmt(r.measured)} | {fmt(r.ratio)} | "
-                       f"{flag} |")
+        for r in mine.itertuples():
+            flag = "not measured" if not math.isfinite(r.measured) else \
+                ("**> 10% apart**" if published.differs(r.measured, r.published) else "")
+            out.append(f"| `{r.claim}` | {r.where} | {r.what} | {fmt(r.published)} | {fmt(r.measured)} | "
+                       f"{fmt(r.ratio)} | {flag} |")
         out.append("")
     return "\n".join(out)
 

@@ -93,10 +93,12 @@ def register(app: typer.Typer) -> None:
         save_outputs: Optional[Path] = typer.Option(None, "--save-outputs", help="Directory to write the kernel's "
                                                     "buffers to after the run, DIR/argK.npy for argument K "
                                                     "(numpy.load reads them)."),
-        max_insts: Optional[int] = typer.Option(None, "--max-insts", help="Stop with an error after this many thread instructions."),
+        max_insts: Optional[int] = typer.Option(None, "--max-insts", help="Stop with an error after this many thread "
+                                                "instructions (default: the most a trace within --max-trace-bytes can hold)."),
         force: bool = typer.Option(False, "--force", help="Replace an existing output file that is not a trace."),
-        max_log_bytes: Optional[int] = typer.Option(None, "--max-log-bytes", help="Stop with an error when one CTA's "
-                                                    "event logs outgrow this (default: a quarter of the machine's memory)."),
+        max_trace_bytes: Optional[int] = typer.Option(None, "--max-trace-bytes", help="Stop with an error when what the "
+                                                      "emulator holds for the trace (the running batch's event logs) "
+                                                      "outgrows this (default: an eighth of the memory available)."),
     ):
         """Emulate a workload (or a PTX kernel) and write its trace (HDF5) with every thread's block path.
 
@@ -126,7 +128,7 @@ def register(app: typer.Typer) -> None:
                     f"emulating {Path(source).name}", out,
                     lambda progress: launch(kern, None, _dims(grid), _dims(block), args, shared,
                                             trace_path=out, record_mem=mem, max_insts=max_insts, progress=progress,
-                                            attrs=attrs, max_log_bytes=max_log_bytes),
+                                            attrs=attrs, max_trace_bytes=max_trace_bytes),
                 )
             label = Path(source).name
         else:
@@ -142,7 +144,7 @@ def register(app: typer.Typer) -> None:
                     f"emulating {source} ({size})", out,
                     lambda progress: launch(wl.ptx_path, wl.kernel, spec.grid, spec.block, spec.args, spec.shared_bytes,
                                             trace_path=out, record_mem=mem, max_insts=max_insts, progress=progress,
-                                            attrs=attrs, max_log_bytes=max_log_bytes),
+                                            attrs=attrs, max_trace_bytes=max_trace_bytes),
                 )
             if check:
                 try:
