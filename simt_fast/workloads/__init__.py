@@ -11,6 +11,12 @@ registry serves::
     simt_fast.emu.launch(wl.ptx_path, wl.kernel, spec.grid, spec.block, spec.args, spec.shared_bytes)
     wl.check(spec)              # AssertionError naming the buffer and first differing index
 
+Workloads written from a Rodinia or Parboil program also carry the original's whole host program
+(``Workload.program``): the loop of kernel launches with its host-side steps between them, from the
+inputs to the final result, which ``run_program`` runs through any launcher and checks against a
+numpy reference of the whole algorithm.  Their trace is one launch of that loop (of the
+workload's ``kernel``): ``spec.meta["launch"]`` is its index in the program's launch sequence.
+
 ``LaunchSpec.args`` follows the kernel's ``.param`` list: a numpy array is a device buffer
 (written back in place by the emulator), a numpy scalar is a by-value parameter whose dtype is
 the parameter's PTX type (``np.int32`` for ``.u32/.s32``, ``np.uint64`` for ``.u64``...).
@@ -21,7 +27,7 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Optional
 
 import numpy as np
 
@@ -75,6 +81,12 @@ class Workload:
     ``make(size, rng) -> LaunchSpec`` builds inputs (outputs pre-filled); ``reference(spec) ->
     {arg_name: expected array}`` recomputes the outputs from the inputs with numpy;
     ``tolerance`` maps a float output's name to ``(rtol, atol)`` (integers always match exactly).
+
+    ``program(size, rng, launch)``, where present, is the original benchmark's host program: it
+    builds the same inputs as ``make`` from the same generator, calls ``launch(kernel, grid, block,
+    args)`` for every kernel launch of the original's host loop (buffers are numpy arrays updated in
+    place, as device memory persists between launches), does the host's work between launches, and
+    raises AssertionError if the final result differs from a numpy reference of the whole algorithm.
     """
 
     name: str
@@ -85,6 +97,7 @@ class Workload:
     tolerance: dict = field(default_factory=dict)
     sizes: tuple = SIZES
     features: tuple = ()
+    program: Optional[Callable] = None
 
     @property
     def source(self) -> Path:
@@ -95,12 +108,7 @@ class Workload:
         return PTX_DIR / f"{self.name}.ptx"
 
     def launch_spec(self, size: str = "tiny", seed: int = 0) -> LaunchSpec:
-        if size not in self.sizes:
-            raise ValueError(f"workload {self.name!r} has no size {size!r}; valid sizes: {', '.join(self.sizes)}")
-        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-            raise ValueError(f"workload {self.name!r}: seed must be a non-negative integer, not {seed!r}")
-        rng = np.random.default_rng([int(seed), sum(map(ord, self.name))])
-        spec = self.make(size, rng)
+        spec = self.make(size, self._rng(size, seed))
         spec.grid, spec.block = _as_dim3(spec.grid), _as_dim3(spec.block)
         spec.workload, spec.size, spec.seed = self.name, size, int(seed)
         if len(spec.arg_names) != len(spec.args):
@@ -109,6 +117,28 @@ class Workload:
             i: a.copy() for i, a in enumerate(spec.args) if isinstance(a, np.ndarray) and i not in spec.outputs
         }
         return spec
+
+    def _rng(self, size: str, seed) -> np.random.Generator:
+        if size not in self.sizes:
+            raise ValueError(f"workload {self.name!r} has no size {size!r}; valid sizes: {', '.join(self.sizes)}")
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+            raise ValueError(f"workload {self.name!r}: seed must be a non-negative integer, not {seed!r}")
+        return np.random.default_rng([int(seed), sum(map(ord, self.name))])
+
+    def run_program(self, launch: Callable, size: str = "tiny", seed: int = 0) -> list:
+        """Run the original's whole host program, each kernel launch through ``launch(kernel, grid,
+        block, args)`` (e.g. the emulator), and check its final result (AssertionError); returns the
+        launches as ``(kernel, grid, block)`` in order."""
+        if self.program is None:
+            raise ValueError(f"workload {self.name!r} has no host program (it is a single launch)")
+        done = []
+
+        def counted(kernel, grid, block, args):
+            done.append((kernel, _as_dim3(grid), _as_dim3(block)))
+            launch(kernel, _as_dim3(grid), _as_dim3(block), args)
+
+        self.program(size, self._rng(size, seed), counted)
+        return done
 
     def check(self, spec: LaunchSpec) -> None:
         """Raise AssertionError if an output differs from the numpy reference (or an input changed)."""
