@@ -25,7 +25,7 @@ the parameter's PTX type (``np.int32`` for ``.u32/.s32``, ``np.uint64`` for ``.u
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Optional
 
@@ -59,6 +59,7 @@ class LaunchSpec:
     size: str = ""
     seed: int = 0
     _input_snapshot: dict = field(default_factory=dict, repr=False)
+    _output_before: dict = field(default_factory=dict, repr=False)
 
     @property
     def n_threads(self) -> int:
@@ -79,7 +80,8 @@ class Workload:
     """A built-in kernel: where its source and PTX are, how to launch it, how to check it.
 
     ``make(size, rng) -> LaunchSpec`` builds inputs (outputs pre-filled); ``reference(spec) ->
-    {arg_name: expected array}`` recomputes the outputs from the inputs with numpy;
+    {arg_name: expected array}`` recomputes the outputs from the inputs with numpy (``check`` hands it
+    the outputs as they were before the launch, so a buffer updated in place is read as its input);
     ``tolerance`` maps a float output's name to ``(rtol, atol)`` (integers always match exactly).
 
     ``program(size, rng, launch)``, where present, is the original benchmark's host program: it
@@ -116,6 +118,8 @@ class Workload:
         spec._input_snapshot = {
             i: a.copy() for i, a in enumerate(spec.args) if isinstance(a, np.ndarray) and i not in spec.outputs
         }
+        # an output the kernel also reads (updated in place) is an input too: the reference starts from this
+        spec._output_before = {i: spec.args[i].copy() for i in spec.outputs}
         return spec
 
     def _rng(self, size: str, seed) -> np.random.Generator:
@@ -150,7 +154,8 @@ class Workload:
                     f"{self.name}: input buffer {spec.arg_names[i]!r} was modified by the launch "
                     f"(index {k}: was {before.ravel()[k]!r}, now {np.asarray(now).ravel()[k]!r})"
                 )
-        expected = self.reference(spec)
+        before = spec._output_before
+        expected = self.reference(replace(spec, args=[before.get(i, a) for i, a in enumerate(spec.args)]) if before else spec)
         for i in spec.outputs:
             name = spec.arg_names[i]
             got = np.asarray(spec.args[i])
