@@ -86,7 +86,7 @@ def program(size: str, rng: np.random.Generator, launch) -> None:
 
 WORKLOAD = Workload(
     name="backprop",
-    description="Backpropagation layer forward: 16x16 CTAs, shared-memory products, ty % step tree reduction (Rodinia backprop)",
+    description="Backpropagation layer forward: 16x16 CTAs, shared-memory products, ty % step tree reduction (Rodinia backprop, Che et al. 2009)",
     kernel="backprop_forward",
     make=make,
     sizes=tuple(SIZES),
