@@ -19,6 +19,7 @@ BLOCK = 128
 SIZES = {"tiny": (384, 64), "default": (1024, 128)}  # particles, video frame edge
 FRAMES = 3
 RADIUS = 5
+OBSERVATION_SIGMA = 64.0
 NAMES = ("x", "y", "cdf", "u", "x_new", "y_new", "n")
 
 
@@ -46,7 +47,9 @@ def weigh(frame: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
     px = np.clip(np.rint(x[:, None] + off[None, :, 0]).astype(int), 0, edge - 1)
     py = np.clip(np.rint(y[:, None] + off[None, :, 1]).astype(int), 0, edge - 1)
     pix = frame[py, px]
-    loglik = (((pix - 100.0) ** 2 - (pix - 228.0) ** 2) / 50.0).sum(axis=1) / len(off)
+    # mean log-likelihood ratio of "disc" against "background" per pixel under an observation noise of
+    # OBSERVATION_SIGMA (broader than the video's, so that the weights do not collapse onto a few particles)
+    loglik = ((pix - 100.0) ** 2 - (pix - 228.0) ** 2).mean(axis=1) / (2 * OBSERVATION_SIGMA ** 2)
     w = np.exp(loglik - loglik.max())
     return w / w.sum()
 
