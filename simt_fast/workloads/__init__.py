@@ -1,4 +1,4 @@
-"""The built-in benchmark kernels (Jin 2012 §5.3 and the ElTantawy et al. 2014 / Wu et al. 2012 control-flow examples).
+"""The built-in benchmark kernels (Jin 2012 §5.3, the ElTantawy et al. 2014 / Wu et al. 2012 control-flow examples, and Rodinia and Parboil programs measured by Lee et al. 2013 and Wu et al. 2012).
 
 Each workload is a package ``simt_fast/workloads/<name>/`` holding ``kernel.cu`` (the CUDA
 source; its PTX, built by ``scripts/build_ptx.py`` at -O3 for compute_75, is committed under
