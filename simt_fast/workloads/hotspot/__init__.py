@@ -96,7 +96,7 @@ def program(size: str, rng: np.random.Generator, launch) -> None:
 
 WORKLOAD = Workload(
     name="hotspot",
-    description="HotSpot thermal stencil, 16x16 shared-memory tiles shrinking over pyramid steps, multi-launch (Rodinia hotspot; Lee et al. 2013, Wu et al. 2012)",
+    description="HotSpot thermal stencil, 16x16 shared-memory tiles shrinking over pyramid steps, multi-launch (Rodinia hotspot, Che et al. 2009; Lee et al. 2013, Wu et al. 2012)",
     kernel="hotspot_pyramid",
     make=make,
     sizes=tuple(SIZES),

@@ -96,7 +96,7 @@ def program(size: str, rng: np.random.Generator, launch) -> None:
 
 WORKLOAD = Workload(
     name="nw",
-    description="Needleman-Wunsch wavefront over 16x16 shared-memory tiles, one launch per tile anti-diagonal (Rodinia nw; Lee et al. 2013)",
+    description="Needleman-Wunsch wavefront over 16x16 shared-memory tiles, one launch per tile anti-diagonal (Rodinia nw, Che et al. 2009; Lee et al. 2013)",
     kernel="nw_upper",
     make=make,
     sizes=tuple(SIZES),

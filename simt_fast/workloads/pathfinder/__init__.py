@@ -63,7 +63,7 @@ def program(size: str, rng: np.random.Generator, launch) -> None:
 
 WORKLOAD = Workload(
     name="pathfinder",
-    description="PathFinder row DP, shared-memory rows shrinking over pyramid steps, multi-launch (Rodinia pathfinder; Wu et al. 2012)",
+    description="PathFinder row DP, shared-memory rows shrinking over pyramid steps, multi-launch (Rodinia pathfinder, Che et al. 2009; Wu et al. 2012)",
     kernel="pathfinder_rows",
     make=make,
     sizes=tuple(SIZES),

@@ -131,7 +131,7 @@ def program(size: str, rng: np.random.Generator, launch) -> None:
 
 WORKLOAD = Workload(
     name="srad",
-    description="SRAD diffusion coefficient per pixel, neighbour index arrays, clamp; extract/reduce/coeff/update/compress launches (Rodinia srad_v1; Wu et al. 2012)",
+    description="SRAD diffusion coefficient per pixel, neighbour index arrays, clamp; extract/reduce/coeff/update/compress launches (Rodinia srad_v1, Che et al. 2009; Wu et al. 2012)",
     kernel="srad_coeff",
     make=make,
     sizes=tuple(SIZES),
