@@ -250,11 +250,12 @@ def _cta_texts(trace: Trace, prog: _Program, lines, cta_start: int, cta_stop: in
 
 
 def export(trace, out_dir, *, binary_version: Optional[int] = None, compress: bool = False,
-           progress: Progress = None) -> ExportSummary:
+           progress: Progress = None, name: Optional[str] = None) -> ExportSummary:
     """Write ``trace`` (a :class:`Trace` or a trace file) as an Accel-Sim trace directory ``out_dir``
     (``kernelslist.g`` + ``kernel-1.traceg``, ``.traceg.xz`` with ``compress``) for the SASS of
-    ``binary_version`` (default 70, V100; an imported trace keeps its own). Returns the summary."""
-    name = trace.kernel if isinstance(trace, Trace) else str(trace)
+    ``binary_version`` (default 70, V100; an imported trace keeps its own). ``name`` names the trace in
+    messages (default: its file, or its kernel). Returns the summary."""
+    name = name or (f"trace of kernel '{trace.kernel}'" if isinstance(trace, Trace) else str(trace))
     t = trace if isinstance(trace, Trace) else Trace.load(trace)
     require_valid(t, name=name)
     if not t.has_mem:
@@ -289,6 +290,8 @@ def export(trace, out_dir, *, binary_version: Optional[int] = None, compress: bo
                     if progress is not None:
                         progress(done, t.n_ctas)
         os.replace(tmp, target)
+        other = out_dir / (KERNEL_FILE if compress else KERNEL_FILE + ".xz")
+        other.unlink(missing_ok=True)  # a previous export's other variant: kernelslist.g names this one
         (out_dir / "kernelslist.g").write_text(target.name + "\n")
     except OSError as e:
         raise TraceError(f"cannot write {target}: {(e.strerror or str(e)).lower()}") from None
