@@ -37,7 +37,7 @@ from . import sass
 from .accelsim_export_lines import DIRECT, EXIT, INDIRECT, MEMORY, MODE_DELTA, MODE_STRIDE, PLAIN, warp_lines
 from .ipdom_walk import cta_chunks, issue_stream
 from .model import NO_ACCESS, Trace, TraceError
-from .ptx_to_sass import BINARY_VERSIONS, sass_opcode
+from .ptx_to_sass import BINARY_VERSIONS, sass_opcode, split_ptx
 from .register_allocation import N_PHYSICAL, allocate
 from .validate import require_valid
 
@@ -54,6 +54,11 @@ FORMAT_LINE = ("#traces format = [line_num] PC mask dest_num [reg_dests] opcode 
                "[adrrescompress?] [mem_addresses] immediate")
 STEPS_PER_CHUNK = 1 << 18  # path steps walked at a time: bounds the issue records and lines in memory
 _SASS_TEXT = re.compile(r"^/\*([0-9a-fA-F]+)\*/ (\S+)")
+# families whose NVBit lines carry no address (the tracer reports addresses of memory-reference operands
+# only: LDC/ULDC read a constant-bank operand, textures and surfaces a descriptor); an imported trace
+# keeps them that way
+ADDRESSLESS = frozenset({"LDC", "ULDC", "TEX", "TEXS", "TLD", "TLDS", "TLD4", "TLD4S", "TMML", "TXD", "SULD", "SUST",
+                         "SUATOM", "SURED"})
 Progress = Optional[Callable[[int, int], None]]  # (CTAs written, CTAs)
 
 
@@ -89,7 +94,7 @@ class _Program:
 
     prefix: list  # per instruction: "PC " (hex, as the tracer)
     middle: list  # per instruction: "n_dst [R..] OPCODE n_src [R..] "
-    width: list  # per instruction: mem_width field text
+    width: list  # per instruction: mem_width field text (None: a memory line without addresses)
     kind: np.ndarray
     addr_base: np.ndarray
     fall: np.ndarray
@@ -125,9 +130,9 @@ def _program(trace: Trace, binary_version: Optional[int], name: str) -> tuple:
     mem_kind = np.zeros(n, np.int64) if trace.mem_kind is None else np.asarray(trace.mem_kind, np.int64)
     mem_bytes = np.full(n, 4, np.int64) if trace.mem_bytes is None else np.asarray(trace.mem_bytes, np.int64)
     dst_in, src_in = np.asarray(trace.dst_reg), np.asarray(trace.src_reg).reshape(-1, 3)
-    if imported is not None and int(max(dst_in.max(initial=-1), src_in.max(initial=-1))) < N_PHYSICAL:
-        dst, src, used, needed = dst_in, src_in, int(max(dst_in.max(initial=-1), src_in.max(initial=-1))) + 1, 0
-        needed = used
+    highest = int(max(dst_in.max(initial=-1), src_in.max(initial=-1)))
+    if imported is not None and highest < N_PHYSICAL:  # SASS registers R0..R254: keep their numbers
+        dst, src, used, needed = dst_in, src_in, highest + 1, highest + 1
     else:
         alloc = allocate(trace)
         dst, src, used, needed = alloc.dst_reg, alloc.src_reg, alloc.n_registers, alloc.needed
@@ -142,7 +147,8 @@ def _program(trace: Trace, binary_version: Optional[int], name: str) -> tuple:
             opcode, known = sass_opcode(trace.text[i], int(op_class[i]), int(mem_kind[i]), int(mem_bytes[i]),
                                         dst_in[i] >= 0)
             if not known:
-                unknown.add(trace.text[i].strip().lstrip("@!%p0123456789 ").split()[0].rstrip(";"))
+                base, modifiers, _ = split_ptx(trace.text[i])
+                unknown.add(".".join([base, *modifiers]))
         srcs = list(dict.fromkeys(int(r) for r in src[i] if r >= 0))  # distinct, left to right
         # a PTX branch's register is its guard predicate: bra is direct, brx indirect (an imported
         # branch keeps the importer's reading of its line)
@@ -156,8 +162,12 @@ def _program(trace: Trace, binary_version: Optional[int], name: str) -> tuple:
         prefix.append(f"{pcs[i]:04x} ")
         middle.append((f"1 R{int(dst[i])} " if dst[i] >= 0 else "0 ") + f"{opcode} {len(srcs)} "
                       + "".join(f"R{r} " for r in srcs))
-        # the tracer writes the width its opcode names (a prefetch hint, 0 bytes, is a 4-byte access)
-        width.append(f"{sass.width_from_opcode(opcode) if imported is not None else (int(mem_bytes[i]) or 4)} ")
+        # the width field: the bytes one thread accesses (an imported line's own field; a prefetch hint, 0
+        # bytes, is written as a 4-byte access); None: an imported family whose lines carry no address
+        if imported is not None and sass.family(opcode) in ADDRESSLESS:
+            width.append(None)
+        else:
+            width.append(f"{int(mem_bytes[i]) or 4} ")
     bases = {OpClass.MEM_SHARED: SHMEM_BASE, OpClass.MEM_LOCAL: LOCAL_BASE}
     addr_base = np.array([bases.get(OpClass(int(c)), 0) for c in op_class], np.uint64)
     nb = trace.n_blocks
@@ -233,7 +243,7 @@ def _cta_texts(trace: Trace, prog: _Program, lines, cta_start: int, cta_stop: in
             for k in range(a, b):
                 i = instr[k]
                 m = mode[k]
-                if m == 0:
+                if m == 0 or width[i] is None:
                     out.append(f"{prefix[i]}{mask[k]:08x} {middle[i]}0 0 \n")
                     continue
                 p, q = addr_ptr[k], addr_ptr[k + 1]
