@@ -59,7 +59,9 @@ def workload_traces():
     return _workload_traces()
 
 
-@pytest.mark.parametrize("name", workloads.names())
+# the two with the most warp instructions (340-380 K lines to parse back) run with the slow tests
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in ("multientry", "statemachine") else n
+                                  for n in workloads.names()])
 def test_round_trip_every_workload(name, workload_traces, tmp_path):
     trace = workload_traces[name]
     summary = accelsim.export(trace, tmp_path)
