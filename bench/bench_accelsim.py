@@ -141,6 +141,8 @@ HOW_TO_BUILD = """side by side with Accel-Sim needs --accelsim PATH, the install
     python bench/bench_accelsim.py --accelsim ../peers/accel-sim
 (../shared/tools/README.md says what it needs; Accel-Sim is a development tool, never a dependency of simt-fast)"""
 
+from simt_fast.trace.accelsim_export import SHMEM_BASE as WINDOW_SHARED  # noqa: E402  (the export's shared window)
+
 ACCELSIM_CONFIG = "SM7_QV100"  # Accel-Sim's V100
 SIMT_FAST_CONFIG = "modern"  # simt-fast's V100-class preset (data/configs/modern.toml cites SM7_QV100)
 # Accel-Sim's statistics kept per run (the docs' causes come from them), by the line that prints them
@@ -299,6 +301,58 @@ def _print_table(rows: list, latency: int) -> None:
           f"(measured side by side in this run)")
 
 
+# Basic latencies of both machines, measured on the same one-warp kernels: a chain of N instructions
+# each reading the previous one's result (dependent latency), or N independent ones (issue rate).
+# The difference of two chain lengths cancels the launch, the first fetch and the exit.
+LATENCY_KERNELS = {  # name: (opcode, memory width or 0, address of line k (lane 0; lanes 4 bytes apart), dependent)
+    "IADD3 (int), dependent": ("IADD3", 0, None, True),
+    "IADD3 (int), independent": ("IADD3", 0, None, False),
+    "FFMA (fp32), dependent": ("FFMA", 0, None, True),
+    "DFMA (fp64), dependent": ("DFMA", 0, None, True),
+    "DFMA (fp64), independent": ("DFMA", 0, None, False),
+    "MUFU.RCP (sfu), dependent": ("MUFU.RCP", 0, None, True),
+    "LDS (shared), dependent": ("LDS", 4, lambda k: WINDOW_SHARED, True),
+    "LDG, same line (L1 hit), dependent": ("LDG.E", 4, lambda k: 0x7F5C_1B00_0000, True),
+    "LDG, new line each (cold: DRAM), dependent": ("LDG.E", 4, lambda k: 0x7F5C_1B00_0000 + 4096 * k, True),
+}
+
+
+def latency_trace(opcode: str, width: int, address, dependent: bool, n: int) -> str:
+    """One CTA of one 32-thread warp: n instructions of ``opcode``, then EXIT (Accel-Sim text)."""
+    full = (1 << 32) - 1
+    lines = []
+    for k in range(n):
+        dst, src = ("R1", "R1") if dependent else (f"R{2 + k % 8}", "R0")
+        mem = f"{width} 1 {address(k):#x} 4 " if width else "0 "
+        lines.append(f"{16 * k:04x} {full:08x} 1 {dst} {opcode} 1 {src} {mem}0 ")
+    lines.append(f"{16 * n:04x} {full:08x} 0 EXIT 0 0 0 ")
+    head = ("-kernel name = latency\n-kernel id = 1\n-grid dim = (1,1,1)\n-block dim = (32,1,1)\n-shmem = 128\n"
+            f"-nregs = 16\n-binary version = 70\n-cuda stream id = 0\n-shmem base_addr = {WINDOW_SHARED:#018x}\n"
+            "-local mem base_addr = 0x00007f0100000000\n-accelsim tracer version = 4\n-enable lineinfo = 0\n\n")
+    return (head + "#traces format = [line_num] PC mask dest_num [reg_dests] opcode src_num [reg_srcs] mem_width "
+            "[adrrescompress?] [mem_addresses] immediate\n\n#BEGIN_TB\n\nthread block = 0,0,0\n\nwarp = 0\n"
+            f"insts = {len(lines)}\n" + "\n".join(lines) + "\n\n#END_TB\n")
+
+
+def latencies(root: Path, config, work: Path, n=(64, 320)) -> None:
+    """Cycles per instruction of every LATENCY_KERNELS chain in Accel-Sim and simt-fast."""
+    from simt_fast.sim import simulate
+    from simt_fast.trace import accelsim
+
+    print(f"\n| one warp, per instruction | Accel-Sim cycles | simt-fast cycles |\n|---|---:|---:|")
+    for name, (opcode, width, address, dependent) in LATENCY_KERNELS.items():
+        cycles = {}
+        for count in n:
+            d = work / f"lat-{opcode}-{width}-{dependent}-{count}-{abs(hash(name)) % 1000}"
+            d.mkdir(parents=True, exist_ok=True)
+            (d / "kernel-1.traceg").write_text(latency_trace(opcode, width, address, dependent, count))
+            (d / "kernelslist.g").write_text("kernel-1.traceg\n")
+            kernels, _, _ = run_accelsim(root, d, d.with_name(d.name + "-run"))
+            cycles[count] = (kernels[0]["gpu_sim_cycle"], simulate(accelsim.load(d / "kernel-1.traceg"), config).cycles)
+        (a0, s0), (a1, s1) = cycles[n[0]], cycles[n[1]]
+        print(f"| {name} | {(a1 - a0) / (n[1] - n[0]):.1f} | {(s1 - s0) / (n[1] - n[0]):.1f} |", flush=True)
+
+
 def compare_main() -> int:
     ap = argparse.ArgumentParser(description="simt-fast side by side with Accel-Sim (see the module doc)")
     ap.add_argument("--accelsim", required=True, help="Accel-Sim install directory (holds bin/run_trace.sh)")
@@ -306,8 +360,24 @@ def compare_main() -> int:
     ap.add_argument("--workloads", default="", help="comma-separated subset of the shipped workloads")
     ap.add_argument("--keep", default="", help="keep the exported traces and Accel-Sim logs in this directory")
     ap.add_argument("--json", default="", help="write every row, with both simulators' statistics, to this file")
+    ap.add_argument("--latencies", action="store_true",
+                    help="only measure both machines' basic latencies on one-warp chains (a minute)")
     ap.add_argument("inputs", nargs="*", help="more trace files (.h5) or Accel-Sim trace directories")
-    return compare(ap.parse_args())
+    args = ap.parse_args()
+    if args.latencies:
+        return latency_main(args)
+    return compare(args)
+
+
+def latency_main(args) -> int:
+    from simt_fast.sim.config import load_config
+
+    root = Path(args.accelsim).resolve()
+    latency = accelsim_config_value(root, "-gpgpu_kernel_launch_latency")
+    config = load_config(SIMT_FAST_CONFIG, {"mechanism": "sps", "kernel_launch_latency": latency})
+    with tempfile.TemporaryDirectory(prefix="simt-fast-latencies-") as tmp:
+        latencies(root, config, Path(args.keep) if args.keep else Path(tmp))
+    return 0
 
 
 if __name__ == "__main__":
