@@ -311,6 +311,7 @@ LATENCY_KERNELS = {  # name: (opcode, memory width or 0, address of line k (lane
     "DFMA (fp64), dependent": ("DFMA", 0, None, True),
     "DFMA (fp64), independent": ("DFMA", 0, None, False),
     "MUFU.RCP (sfu), dependent": ("MUFU.RCP", 0, None, True),
+    "BRA, not taken, independent": ("BRA", 0, None, False),
     "LDS (shared), dependent": ("LDS", 4, lambda k: WINDOW_SHARED, True),
     "LDG, same line (L1 hit), dependent": ("LDG.E", 4, lambda k: 0x7F5C_1B00_0000, True),
     "LDG, new line each (cold: DRAM), dependent": ("LDG.E", 4, lambda k: 0x7F5C_1B00_0000 + 4096 * k, True),
@@ -324,6 +325,9 @@ def latency_trace(opcode: str, width: int, address, dependent: bool, n: int) -> 
     for k in range(n):
         dst, src = ("R1", "R1") if dependent else (f"R{2 + k % 8}", "R0")
         mem = f"{width} 1 {address(k):#x} 4 " if width else "0 "
+        if opcode == "BRA":  # a guard false in every lane: the warp goes on to the next instruction
+            lines.append(f"{16 * k:04x} 00000000 0 BRA 0 0 0 ")
+            continue
         lines.append(f"{16 * k:04x} {full:08x} 1 {dst} {opcode} 1 {src} {mem}0 ")
     lines.append(f"{16 * n:04x} {full:08x} 0 EXIT 0 0 0 ")
     head = ("-kernel name = latency\n-kernel id = 1\n-grid dim = (1,1,1)\n-block dim = (32,1,1)\n-shmem = 128\n"
