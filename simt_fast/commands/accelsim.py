@@ -36,7 +36,8 @@ def _describe_export(s) -> list:
 
     dims = "x".join(str(v) for v in s.grid), "x".join(str(v) for v in s.block)
     lines = [
-        f"{s.source}: {s.kernel} -> {s.out} (binary version {s.binary_version}, {BINARY_VERSIONS[s.binary_version]})",
+        f"{s.source}: {s.kernel} -> {s.out} (binary version {s.binary_version}"
+        f"{', ' + BINARY_VERSIONS[s.binary_version] if s.binary_version in BINARY_VERSIONS else ''})",
         f"  grid {dims[0]}, block {dims[1]}; {s.warp_lines} warp instructions (single-path IPDOM order); "
         f"{s.registers} registers, {s.shmem_bytes} bytes of shared memory",
         f"  mask popcounts {s.mask_thread_insts} (Accel-Sim's gpu_sim_insn) = thread_insts {s.ipdom_thread_insts} - "

@@ -116,15 +116,17 @@ def _sass_texts(trace: Trace):
 
 def _program(trace: Trace, binary_version: Optional[int], name: str) -> tuple:
     imported = _sass_texts(trace)
-    own = trace.attrs.get("binary_version")
-    if binary_version is None:
-        binary_version = int(own) if imported is not None and own else DEFAULT_BINARY_VERSION
-    if binary_version not in BINARY_VERSIONS:
-        raise TraceError(f"binary version {binary_version} has no opcode table the export knows; use one of "
-                         + ", ".join(f"{v} ({n})" for v, n in BINARY_VERSIONS.items()))
-    if imported is not None and own and int(own) != binary_version:
-        raise TraceError(f"{name} holds SASS of binary version {int(own)}; its opcodes cannot be renamed for "
-                         f"binary version {binary_version} (omit --binary-version)")
+    own = int(trace.attrs.get("binary_version") or 0) if imported is not None else 0
+    if own:  # imported SASS keeps its opcodes, hence its binary version
+        if binary_version not in (None, own):
+            raise TraceError(f"{name} holds SASS of binary version {own}; its opcodes cannot be renamed for "
+                             f"binary version {binary_version} (omit --binary-version)")
+        binary_version = own
+    else:
+        binary_version = DEFAULT_BINARY_VERSION if binary_version is None else int(binary_version)
+        if binary_version not in BINARY_VERSIONS:
+            raise TraceError(f"binary version {binary_version} has no opcode table the export knows; use one of "
+                             + ", ".join(f"{v} ({n})" for v, n in BINARY_VERSIONS.items()))
     n = trace.n_instrs
     op_class = np.asarray(trace.op_class)
     mem_kind = np.zeros(n, np.int64) if trace.mem_kind is None else np.asarray(trace.mem_kind, np.int64)
