@@ -293,7 +293,8 @@ def _print_table(rows: list, latency: int) -> None:
                        ("cycles less the launch latency", a - latency, s - latency)):
         err = np.abs(y / x - 1)
         worst = int(np.argmax(err))
-        print(f"{what}: Pearson r = {np.corrcoef(x, y)[0, 1]:.3f} over {len(rows)} kernels; "
+        r = f"{np.corrcoef(x, y)[0, 1]:.3f}" if x.std() and y.std() else "undefined (no spread)"
+        print(f"{what}: Pearson r = {r} over {len(rows)} kernels; "
               f"|simt-fast / Accel-Sim - 1|: median {np.median(err):.1%}, largest {err[worst]:.1%} "
               f"({rows[worst]['name']}); {int((err > 0.25).sum())} more than 25% apart")
     accel, simt = sum(r["accelsim_seconds"] for r in rows), sum(r["simt_fast_seconds"] for r in rows)
