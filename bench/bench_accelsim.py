@@ -128,8 +128,8 @@ def main():
 # Side by side with Accel-Sim
 #
 # Every shipped workload (size `tiny` by default: Accel-Sim replays about 30 K warp instructions a
-# second on a 2-core machine, so the 20 tiny launches, 1.5 M warp instructions, take about 12
-# minutes; `--size default` is the loaded-GPU case and takes hours) is traced by the emulator (the
+# second on an idle 2-core machine and 1-3 K under other jobs' load, so the 20 tiny launches, 1.5 M
+# warp instructions, take 1-21 minutes; `--size default`, 55 M, takes hours) is traced by the emulator (the
 # sweep's cache), exported with `accelsim.export`, run by Accel-Sim on its V100 config and by
 # simt-fast on `modern` under `sps` with Accel-Sim's kernel launch latency, read from that config.
 # Trace files (.h5) and Accel-Sim trace directories given on the command line join the table (a
