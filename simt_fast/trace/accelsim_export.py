@@ -115,6 +115,7 @@ def _sass_texts(trace: Trace):
 
 
 def _program(trace: Trace, binary_version: Optional[int], name: str) -> tuple:
+    """(the per-instruction parts of every line, the binary version they are written for)."""
     imported = _sass_texts(trace)
     own = int(trace.attrs.get("binary_version") or 0) if imported is not None else 0
     if own:  # imported SASS keeps its opcodes, hence its binary version
@@ -274,8 +275,6 @@ def export(trace, out_dir, *, binary_version: Optional[int] = None, compress: bo
         raise TraceError(f"{name} has no per-instruction memory addresses (/mem), which an Accel-Sim trace lists "
                          f"for every memory instruction; trace it again with addresses (simt-fast trace records "
                          f"them unless --no-mem)")
-    if int(t.threads_per_cta) < 1:  # pragma: no cover - validate refuses it
-        raise TraceError(f"{name}: empty CTA")
     prog, binary_version = _program(t, binary_version, name)
     out_dir = Path(out_dir)
     if out_dir.exists() and not out_dir.is_dir():

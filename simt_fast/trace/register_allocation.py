@@ -79,19 +79,16 @@ def allocate(trace: Trace, n_physical: int = N_PHYSICAL) -> Allocation:
     """Physical register numbers for ``trace``'s registers (module doc)."""
     dst_in = np.asarray(trace.dst_reg, np.int64)
     src_in = np.asarray(trace.src_reg, np.int64).reshape(-1, 3)
-    used = np.unique(np.concatenate([dst_in[dst_in >= 0], src_in[src_in >= 0]]))
     # dense indices in order of first appearance (instruction order, destination before sources)
-    order = np.concatenate([np.stack([dst_in, *src_in.T], axis=1).ravel()])
-    order = order[order >= 0]
-    _, first = np.unique(order, return_index=True)
-    by_appearance = np.unique(order)[np.argsort(first)] if len(used) else used
-    dense = {int(r): k for k, r in enumerate(by_appearance)}
+    appearances = np.stack([dst_in, *src_in.T], axis=1).ravel()
+    appearances = appearances[appearances >= 0]
+    used, first = np.unique(appearances, return_index=True)
+    by_appearance = used[np.argsort(first)]
     lookup = np.full(int(used.max()) + 1 if len(used) else 1, -1, np.int64)
-    for r, k in dense.items():
-        lookup[r] = k
+    lookup[by_appearance] = np.arange(len(by_appearance))
     dst = np.where(dst_in >= 0, lookup[np.maximum(dst_in, 0)], -1)
     src = np.where(src_in >= 0, lookup[np.maximum(src_in, 0)], -1)
-    n = len(dense)
+    n = len(by_appearance)
     neighbours = [0] * n
     starts = np.asarray(trace.block_start)
     for b, out in enumerate(_liveness(trace, dst, src)):
