@@ -57,6 +57,7 @@ INT_RANGES = {
     "lat_branch": LATENCY_RANGE,
     "lat_l1": LATENCY_RANGE,
     "lat_l2": LATENCY_RANGE,
+    "kernel_launch_latency": (0, 1 << 24),
     # memory model (docs/memory.md). Cache sizes: the state is an int64 record per 128-byte line, so
     # a cache costs half its size in host memory; 16 MiB per SM and 256 MiB of L2 are far past any GPU.
     "l1_bytes": (0, 1 << 24),
@@ -125,6 +126,9 @@ class SimConfig:
     # thesis' §4.4 step 1). false: issue the active quarters as they are, which measures the squeeze's
     # own share of the speedup (the thesis' Fig. 6.1; docs/hws.md)
     hws_squeeze: bool = True
+    # cycles from the launch to the kernel's first CTA, added once to `cycles` (Accel-Sim's
+    # -gpgpu_kernel_launch_latency, 5000 in its tested configs); 0: the kernel starts at cycle 0
+    kernel_launch_latency: int = 0
     max_cycles: int = 2_000_000_000  # guard: stop with an error past this many cycles
     no_progress_cycles: int = 1_000_000  # deadlock guard: cycles without any issue or retire
     syncwarp_blocks: str = "auto"  # stackless: "auto" (from convergence analysis) or "ipdom"
