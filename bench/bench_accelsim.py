@@ -1,6 +1,11 @@
-"""Accel-Sim import throughput: `accelsim.convert` against reading and splitting the same file.
+"""Accel-Sim import throughput, and simt-fast side by side with Accel-Sim.
 
     python bench/bench_accelsim.py [--ctas 300] [--repeat 2]
+    python bench/bench_accelsim.py --accelsim PATH [--size tiny] [--workloads a,b] [TRACE.h5|TRACE_DIR ...]
+
+The second form (below, *Side by side with Accel-Sim*) needs Accel-Sim built from source
+(../shared/tools/build_accelsim.sh); without ``--accelsim`` the script says how to build it and
+exits 2 after the import benchmark. The first form:
 
 Writes a synthetic kernel trace (CTAs of 8 warps running a loop of a global load, an FMA, a shared
 store, a compare and a back branch, 1..40 iterations per thread) as `.traceg` and `.traceg.xz`,
@@ -12,11 +17,18 @@ import to HDF5 (parse, path recovery, CFG, /mem, write). The ratio is the number
 from __future__ import annotations
 
 import argparse
+import json
 import lzma
 import random
+import re
+import shutil
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
+
+import numpy as np
 
 from simt_fast.trace import accelsim
 
@@ -112,5 +124,271 @@ def main():
                   f"(import = {t_import / t_read:.1f}x read+split)")
 
 
+# ---------------------------------------------------------------------------------------------
+# Side by side with Accel-Sim
+#
+# Every shipped workload (size `tiny` by default: Accel-Sim replays about 30 K warp instructions a
+# second on an idle 2-core machine and 1-3 K under other jobs' load, so the 20 tiny launches, 1.5 M
+# warp instructions, take 1-21 minutes; `--size default`, 55 M, takes hours) is traced by the emulator (the
+# sweep's cache), exported with `accelsim.export`, run by Accel-Sim on its V100 config and by
+# simt-fast on `modern` under `sps` with Accel-Sim's kernel launch latency, read from that config.
+# Trace files (.h5) and Accel-Sim trace directories given on the command line join the table (a
+# directory's kernels are imported for simt-fast, one row per kernel).
+# ---------------------------------------------------------------------------------------------
+
+HOW_TO_BUILD = """side by side with Accel-Sim needs --accelsim PATH, the install directory of an Accel-Sim built from source:
+    ../shared/tools/build_accelsim.sh          # about 4 minutes on 2 cores; installs into ../peers/accel-sim
+    python bench/bench_accelsim.py --accelsim ../peers/accel-sim
+(../shared/tools/README.md says what it needs; Accel-Sim is a development tool, never a dependency of simt-fast)"""
+
+from simt_fast.trace.accelsim_export import SHMEM_BASE as WINDOW_SHARED  # noqa: E402  (the export's shared window)
+
+ACCELSIM_CONFIG = "SM7_QV100"  # Accel-Sim's V100
+SIMT_FAST_CONFIG = "modern"  # simt-fast's V100-class preset (data/configs/modern.toml cites SM7_QV100)
+# Accel-Sim's statistics kept per run (the docs' causes come from them), by the line that prints them
+ACCELSIM_STATS = {
+    "gpu_sim_cycle": r"^gpu_sim_cycle = (\d+)", "gpu_sim_insn": r"^gpu_sim_insn = (\d+)",
+    "l1d_miss_rate": r"L1D_total_cache_miss_rate = ([\d.]+)", "l2_miss_rate": r"L2_total_cache_miss_rate = ([\d.]+)",
+    "l2_accesses": r"L2_total_cache_accesses = (\d+)", "avg_mem_latency": r"^averagemflatency = (\d+)",
+    "dram_full_stalls": r"^gpu_stall_dramfull = (\d+)", "shd_mem_stalls": r"^gpgpu_n_stall_shd_mem = (\d+)",
+    "idle_warp_cycles": r"W0_Idle:(\d+)", "scoreboard_warp_cycles": r"W0_Scoreboard:(\d+)",
+    "bank_conflict_stalls": r"gpgpu_stall_shd_mem\[s_mem\]\[bk_conf\] = (\d+)",
+    "ctas": r"^gpu_tot_issued_cta = (\d+)",
+}
+
+
+def accelsim_config_value(root: Path, option: str) -> int:
+    """An integer option of Accel-Sim's tested config, read from its gpgpusim.config line."""
+    cfg = root / "accel-sim-framework/gpu-simulator/gpgpu-sim/configs/tested-cfgs" / ACCELSIM_CONFIG / "gpgpusim.config"
+    m = re.search(rf"^{re.escape(option)}\s+(\d+)", cfg.read_text(), re.M)
+    if not m:
+        raise SystemExit(f"error: {cfg} has no '{option}' line")
+    return int(m.group(1))
+
+
+def run_accelsim(root: Path, trace_dir: Path, run_dir: Path) -> tuple:
+    """Accel-Sim on one trace directory: (per-kernel stats dicts, wall seconds, log path)."""
+    log = run_dir.with_suffix(".log")
+    t0 = time.perf_counter()
+    with open(log, "w") as out:
+        rc = subprocess.run([str(root / "bin/run_trace.sh"), str(trace_dir), ACCELSIM_CONFIG, str(run_dir)],
+                            stdout=out, stderr=subprocess.STDOUT).returncode
+    seconds = time.perf_counter() - t0
+    text = log.read_text(errors="replace")
+    if rc != 0 or "gpu_sim_cycle" not in text:
+        tail = [ln for ln in text.splitlines() if "ERROR" in ln or "ssert" in ln][-1:] or text.splitlines()[-1:]
+        raise SystemExit(f"error: Accel-Sim failed on {trace_dir} (exit {rc}): {tail[0] if tail else ''} (log {log})")
+    kernels = []
+    for block in text.split("kernel_launch_uid = ")[1:]:
+        found = {}
+        for name, pattern in ACCELSIM_STATS.items():
+            m = re.search(pattern, block, re.M)
+            found[name] = float(m.group(1)) if m and "." in m.group(1) else int(m.group(1)) if m else None
+        kernels.append(found)
+    return kernels, seconds, log
+
+
+def simt_fast_run(trace_file: Path, config) -> tuple:
+    """(stats, wall seconds) of loading the trace file and simulating it, with warm machine code."""
+    from simt_fast.sim import simulate
+    from simt_fast.trace import Trace
+
+    simulate(Trace.load(trace_file), config)  # loads (or compiles) the kernel: not what is timed
+    t0 = time.perf_counter()
+    stats = simulate(Trace.load(trace_file), config)
+    return stats, time.perf_counter() - t0
+
+
+def _sources(args, work: Path) -> list:
+    """(name, simt-fast trace files, Accel-Sim trace dir, export summary or None) per row group."""
+    from simt_fast import workloads
+    from simt_fast.sweep.spec import TraceSource
+    from simt_fast.sweep.traces import resolve_traces
+    from simt_fast.trace import accelsim
+
+    names = args.workloads.split(",") if args.workloads else (workloads.names() if not args.inputs else [])
+    items = [(n, resolve_traces([TraceSource(name=n, workload=n, size=args.size)])[n][0]) for n in names]
+    items += [(Path(p).stem, Path(p)) for p in args.inputs if Path(p).suffix == ".h5"]
+    out = []
+    for name, path in items:
+        summary = accelsim.export(path, work / name)
+        out.append((name, [Path(path)], work / name, summary))
+    for p in args.inputs:
+        if Path(p).suffix == ".h5":
+            continue
+        listing = Path(p) / "kernelslist.g" if Path(p).is_dir() else Path(p)
+        imported = work / f"{listing.parent.name}-imported"
+        summaries = accelsim.import_directory(listing, imported)
+        out.append((listing.parent.name, [Path(s.out) for s in summaries], listing.parent, None))
+    return out
+
+
+def compare(args) -> int:
+    from simt_fast.sim.config import load_config
+
+    root = Path(args.accelsim).resolve()
+    if not (root / "bin/run_trace.sh").is_file():
+        print(f"error: {root} holds no bin/run_trace.sh, so it is not an Accel-Sim install\n{HOW_TO_BUILD}",
+              file=sys.stderr)
+        return 2
+    latency = accelsim_config_value(root, "-gpgpu_kernel_launch_latency")
+    config = load_config(SIMT_FAST_CONFIG, {"mechanism": "sps", "kernel_launch_latency": latency})
+    work = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="simt-fast-vs-accelsim-"))
+    work.mkdir(parents=True, exist_ok=True)
+    rows = []
+    print(f"Accel-Sim {ACCELSIM_CONFIG} vs simt-fast {SIMT_FAST_CONFIG} (sps, kernel_launch_latency {latency}, "
+          f"Accel-Sim's -gpgpu_kernel_launch_latency); workloads at size {args.size}; work dir {work}", flush=True)
+    try:
+        for name, trace_files, trace_dir, summary in _sources(args, work):
+            kernels, accel_seconds, log = run_accelsim(root, trace_dir, work / f"{name}-run")
+            for k, (trace_file, a) in enumerate(zip(trace_files, kernels)):
+                stats, simt_seconds = simt_fast_run(trace_file, config)
+                row = dict(name=name if len(trace_files) == 1 else f"{name}/{k + 1}",
+                           accelsim_cycles=a["gpu_sim_cycle"], simt_fast_cycles=int(stats.cycles),
+                           accelsim_seconds=accel_seconds / len(trace_files), simt_fast_seconds=simt_seconds,
+                           gpu_sim_insn=a["gpu_sim_insn"], accelsim=a, simt_fast=stats.to_dict(), log=str(log))
+                if summary is not None:
+                    row.update(mask_popcounts=summary.mask_thread_insts,
+                               thread_insts_less_guard_false=summary.ipdom_thread_insts - summary.guard_false,
+                               warp_lines=summary.warp_lines)
+                rows.append(row)
+                print(_row_text(row), flush=True)
+    finally:
+        if args.json:
+            Path(args.json).write_text(json.dumps(rows, indent=1, default=str))
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+    _print_table(rows, latency)
+    bad = [r["name"] for r in rows if "mask_popcounts" in r and not
+           r["gpu_sim_insn"] == r["mask_popcounts"] == r["thread_insts_less_guard_false"]]
+    if bad:
+        print(f"error: instruction counts disagree for {', '.join(bad)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _row_text(r: dict) -> str:
+    counts = ""
+    if "mask_popcounts" in r:
+        counts = (f"  insts: Accel-Sim {r['gpu_sim_insn']}, export popcounts {r['mask_popcounts']}, "
+                  f"thread_insts - guard false {r['thread_insts_less_guard_false']}")
+    return (f"{r['name']:<16} Accel-Sim {r['accelsim_cycles']:>9} cycles {r['accelsim_seconds']:7.1f} s | simt-fast "
+            f"{r['simt_fast_cycles']:>9} cycles {r['simt_fast_seconds']:6.2f} s{counts}")
+
+
+def _print_table(rows: list, latency: int) -> None:
+    print(f"\n| workload | Accel-Sim cycles | simt-fast cycles | simt-fast / Accel-Sim | less the launch latency "
+          f"| Accel-Sim s | simt-fast s | speed ratio |\n|---|---:|---:|---:|---:|---:|---:|---:|")
+    for r in rows:
+        ratio = r["simt_fast_cycles"] / r["accelsim_cycles"]
+        own = (r["simt_fast_cycles"] - latency) / (r["accelsim_cycles"] - latency)
+        print(f"| {r['name']} | {r['accelsim_cycles']:,} | {r['simt_fast_cycles']:,} | {ratio:.2f} | {own:.2f} | "
+              f"{r['accelsim_seconds']:.1f} | {r['simt_fast_seconds']:.2f} | "
+              f"{r['accelsim_seconds'] / r['simt_fast_seconds']:,.0f}x |")
+    if len(rows) < 2:
+        return
+    a = np.array([r["accelsim_cycles"] for r in rows], float)
+    s = np.array([r["simt_fast_cycles"] for r in rows], float)
+    for what, x, y in (("cycles (both with the launch latency)", a, s),
+                       ("cycles less the launch latency", a - latency, s - latency)):
+        err = np.abs(y / x - 1)
+        worst = int(np.argmax(err))
+        r = f"{np.corrcoef(x, y)[0, 1]:.3f}" if x.std() and y.std() else "undefined (no spread)"
+        print(f"{what}: Pearson r = {r} over {len(rows)} kernels; "
+              f"|simt-fast / Accel-Sim - 1|: median {np.median(err):.1%}, largest {err[worst]:.1%} "
+              f"({rows[worst]['name']}); {int((err > 0.25).sum())} more than 25% apart")
+    accel, simt = sum(r["accelsim_seconds"] for r in rows), sum(r["simt_fast_seconds"] for r in rows)
+    print(f"wall time: Accel-Sim {accel:.0f} s, simt-fast {simt:.1f} s: simt-fast {accel / simt:,.0f}x faster "
+          f"(measured side by side in this run)")
+
+
+# Basic latencies of both machines, measured on the same one-warp kernels: a chain of N instructions
+# each reading the previous one's result (dependent latency), or N independent ones (issue rate).
+# The difference of two chain lengths cancels the launch, the first fetch and the exit.
+LATENCY_KERNELS = {  # name: (opcode, memory width or 0, address of line k (lane 0; lanes 4 bytes apart), dependent)
+    "IADD3 (int), dependent": ("IADD3", 0, None, True),
+    "IADD3 (int), independent": ("IADD3", 0, None, False),
+    "FFMA (fp32), dependent": ("FFMA", 0, None, True),
+    "DFMA (fp64), dependent": ("DFMA", 0, None, True),
+    "DFMA (fp64), independent": ("DFMA", 0, None, False),
+    "MUFU.RCP (sfu), dependent": ("MUFU.RCP", 0, None, True),
+    "BRA, not taken, independent": ("BRA", 0, None, False),
+    "LDS (shared), dependent": ("LDS", 4, lambda k: WINDOW_SHARED, True),
+    "LDG, same line (L1 hit), dependent": ("LDG.E", 4, lambda k: 0x7F5C_1B00_0000, True),
+    "LDG, new line each (cold: DRAM), dependent": ("LDG.E", 4, lambda k: 0x7F5C_1B00_0000 + 4096 * k, True),
+}
+
+
+def latency_trace(opcode: str, width: int, address, dependent: bool, n: int) -> str:
+    """One CTA of one 32-thread warp: n instructions of ``opcode``, then EXIT (Accel-Sim text)."""
+    full = (1 << 32) - 1
+    lines = []
+    for k in range(n):
+        dst, src = ("R1", "R1") if dependent else (f"R{2 + k % 8}", "R0")
+        mem = f"{width} 1 {address(k):#x} 4 " if width else "0 "
+        if opcode == "BRA":  # a guard false in every lane: the warp goes on to the next instruction
+            lines.append(f"{16 * k:04x} 00000000 0 BRA 0 0 0 ")
+            continue
+        lines.append(f"{16 * k:04x} {full:08x} 1 {dst} {opcode} 1 {src} {mem}0 ")
+    lines.append(f"{16 * n:04x} {full:08x} 0 EXIT 0 0 0 ")
+    head = ("-kernel name = latency\n-kernel id = 1\n-grid dim = (1,1,1)\n-block dim = (32,1,1)\n-shmem = 128\n"
+            f"-nregs = 16\n-binary version = 70\n-cuda stream id = 0\n-shmem base_addr = {WINDOW_SHARED:#018x}\n"
+            "-local mem base_addr = 0x00007f0100000000\n-accelsim tracer version = 4\n-enable lineinfo = 0\n\n")
+    return (head + "#traces format = [line_num] PC mask dest_num [reg_dests] opcode src_num [reg_srcs] mem_width "
+            "[adrrescompress?] [mem_addresses] immediate\n\n#BEGIN_TB\n\nthread block = 0,0,0\n\nwarp = 0\n"
+            f"insts = {len(lines)}\n" + "\n".join(lines) + "\n\n#END_TB\n")
+
+
+def latencies(root: Path, config, work: Path, n=(64, 320)) -> None:
+    """Cycles per instruction of every LATENCY_KERNELS chain in Accel-Sim and simt-fast."""
+    from simt_fast.sim import simulate
+    from simt_fast.trace import accelsim
+
+    print(f"\n| one warp, per instruction | Accel-Sim cycles | simt-fast cycles |\n|---|---:|---:|")
+    for name, (opcode, width, address, dependent) in LATENCY_KERNELS.items():
+        cycles = {}
+        for count in n:
+            d = work / f"lat-{opcode}-{width}-{dependent}-{count}-{abs(hash(name)) % 1000}"
+            d.mkdir(parents=True, exist_ok=True)
+            (d / "kernel-1.traceg").write_text(latency_trace(opcode, width, address, dependent, count))
+            (d / "kernelslist.g").write_text("kernel-1.traceg\n")
+            kernels, _, _ = run_accelsim(root, d, d.with_name(d.name + "-run"))
+            cycles[count] = (kernels[0]["gpu_sim_cycle"], simulate(accelsim.load(d / "kernel-1.traceg"), config).cycles)
+        (a0, s0), (a1, s1) = cycles[n[0]], cycles[n[1]]
+        print(f"| {name} | {(a1 - a0) / (n[1] - n[0]):.1f} | {(s1 - s0) / (n[1] - n[0]):.1f} |", flush=True)
+
+
+def compare_main() -> int:
+    ap = argparse.ArgumentParser(description="simt-fast side by side with Accel-Sim (see the module doc)")
+    ap.add_argument("--accelsim", required=True, help="Accel-Sim install directory (holds bin/run_trace.sh)")
+    ap.add_argument("--size", default="tiny", choices=["tiny", "default"], help="workload size (default tiny)")
+    ap.add_argument("--workloads", default="", help="comma-separated subset of the shipped workloads")
+    ap.add_argument("--keep", default="", help="keep the exported traces and Accel-Sim logs in this directory")
+    ap.add_argument("--json", default="", help="write every row, with both simulators' statistics, to this file")
+    ap.add_argument("--latencies", action="store_true",
+                    help="only measure both machines' basic latencies on one-warp chains (a minute)")
+    ap.add_argument("inputs", nargs="*", help="more trace files (.h5) or Accel-Sim trace directories")
+    args = ap.parse_args()
+    if args.latencies:
+        return latency_main(args)
+    return compare(args)
+
+
+def latency_main(args) -> int:
+    from simt_fast.sim.config import load_config
+
+    root = Path(args.accelsim).resolve()
+    latency = accelsim_config_value(root, "-gpgpu_kernel_launch_latency")
+    config = load_config(SIMT_FAST_CONFIG, {"mechanism": "sps", "kernel_launch_latency": latency})
+    with tempfile.TemporaryDirectory(prefix="simt-fast-latencies-") as tmp:
+        latencies(root, config, Path(args.keep) if args.keep else Path(tmp))
+    return 0
+
+
 if __name__ == "__main__":
+    if any(a == "--accelsim" or a.startswith("--accelsim=") for a in sys.argv[1:]):
+        sys.exit(compare_main())
+    print(HOW_TO_BUILD, file=sys.stderr)
+    print("(running the import benchmark only)", file=sys.stderr)
     main()
+    sys.exit(2)

@@ -37,7 +37,7 @@ def test_set_refuses_values_past_the_range(tmp_path, value):
     r = CliRunner().invoke(app, ["run", str(p), "--set", f"lat_global={value}"])
     assert r.exit_code == 2
     assert r.output.splitlines() == [
-        f"error: config field 'lat_global' must be between 1 and {1 << 24} (got {int(value)})"]
+        f"error: --set: config field 'lat_global' must be between 1 and {1 << 24} (got {int(value)})"]
 
 
 @pytest.mark.parametrize("section, text", [

@@ -285,3 +285,20 @@ def test_random_rows_round_trip_and_speedup_matches_brute_force(tmp_path_factory
     for got, r in zip(df["occupancy_hist"], written):
         assert got.tolist() == r["hist"]
     np.testing.assert_allclose(df["speedup"], _brute_speedup(written, {"mechanism": base_mech}))
+
+
+def test_a_baseline_without_hws_implies_the_switches_only_hws_has():
+    """hws_squeeze = false and hws_sync_sms = true need hws = true (check_config): the baseline point of
+    PDOM&HWS without the squeeze, for a baseline of PDOM without HWS, is PDOM without HWS."""
+    import pandas as pd
+
+    assert results.implied_baseline({"mechanism": "sps", "hws": False}) == {
+        "mechanism": "sps", "hws": False, "hws_sync_sms": False, "hws_squeeze": True}
+    assert results.implied_baseline({"mechanism": "sps"}) == {"mechanism": "sps"}  # hws may be on: nothing implied
+    assert results.implied_baseline({"mechanism": "mp"})["hws"] is False  # mp has no HWS
+    df = pd.DataFrame({"trace_id": ["t"] * 4, "mechanism": ["sps"] * 4, "hws": [False, True, True, True],
+                       "hws_sync_sms": [False, False, True, False], "hws_squeeze": [True, True, True, False],
+                       "cycles": [100, 80, 90, 95]})
+    np.testing.assert_allclose(results.speedup(df, {"mechanism": "sps", "hws": False}),
+                               [1.0, 100 / 80, 100 / 90, 100 / 95])
+    np.testing.assert_allclose(results.speedup(df, {"mechanism": "sps"}), [1.0, 1.0, 1.0, 1.0])  # each its own

@@ -34,6 +34,7 @@ import numpy as np
 
 from ..ir.model import OpClass
 from . import accelsim_paths as paths
+from .accelsim_export import export  # noqa: F401  (traces out: simt_fast.trace.accelsim.export)
 from . import sass
 from .io import TraceWriter
 from .model import MEM_FORMAT, MEM_NONE, NO_ACCESS, Trace, TraceError
