@@ -62,11 +62,12 @@ def en_dwf_merge(male, f, mmask, fmask, wsl, W, sw):
 
 
 @hot_helper
-def place(enhanced, sm, male, mmask, s, now, exclude, bound, wf, wsl, pool, pool_n, W, sw, g, reg_ready, tpc,
+def place(enhanced, sm, male, mmask, s, nb, exclude, bound, wf, wsl, pool, pool_n, W, sw, g, reg_ready, tpc,
            cslot, block_start, src_reg, pl):
     """Merge the male group (``mmask``: its occupied slots) into the forming warps at (s, 0), oldest
-    first; returns threads left. ``bound``: F_BOUND of the warp the male threads come from. A forming
-    warp's occupied slots are its F_MASK (valid: see `ready`)."""
+    first; returns threads left. ``bound``: F_BOUND of the warp the male threads come from; ``nb``:
+    the cycle they may issue from (a warp they join waits for it). A forming warp's occupied slots
+    are its F_MASK (valid: see `ready`)."""
     left = popcount(mmask)
     any_forming = False
     pc = block_start[s]  # (s, 0); blocks other than the exit are never empty
@@ -91,8 +92,8 @@ def place(enhanced, sm, male, mmask, s, now, exclude, bound, wf, wsl, pool, pool
                 ok = en_dwf_merge(male, f, mmask, fmask, wsl, W, sw)
             if ok:
                 wf[f, F_N] += left
-                if now + 1 > wf[f, F_NB]:
-                    wf[f, F_NB] = now + 1
+                if nb > wf[f, F_NB]:
+                    wf[f, F_NB] = nb
                 if bound > wf[f, F_BOUND]:
                     wf[f, F_BOUND] = bound
                 ready(wf, wsl, f, W, reg_ready, tpc, cslot, block_start, src_reg, pl)
@@ -110,8 +111,8 @@ def place(enhanced, sm, male, mmask, s, now, exclude, bound, wf, wsl, pool, pool
         if joined > 0:
             wf[f, F_N] += joined
             left -= joined
-            if now + 1 > wf[f, F_NB]:
-                wf[f, F_NB] = now + 1
+            if nb > wf[f, F_NB]:
+                wf[f, F_NB] = nb
             if bound > wf[f, F_BOUND]:
                 wf[f, F_BOUND] = bound
             ready(wf, wsl, f, W, reg_ready, tpc, cslot, block_start, src_reg, pl)
@@ -124,7 +125,7 @@ def place(enhanced, sm, male, mmask, s, now, exclude, bound, wf, wsl, pool, pool
 
 
 @helper
-def dwf_finish(enhanced, squeeze, sm, w, now, wf, wsl, pool, pool_n, free, free_n, W, sw, pos, path, succ_ptr,
+def dwf_finish(enhanced, squeeze, sm, w, now, nb, wf, wsl, pool, pool_n, free, free_n, W, sw, pos, path, succ_ptr,
                 succ_idx, exit_b, tpc, cta_live, cta_arr, rel, orig, male, sq, counts, order, nxt, g, reg_ready,
                 cslot, block_start, src_reg, pl):
     err = step(wf, wsl, w, W, pos, path, succ_ptr, succ_idx, g, now, nxt)
@@ -161,7 +162,7 @@ def dwf_finish(enhanced, squeeze, sm, w, now, wf, wsl, pool, pool_n, free, free_
             for slot in range(W):
                 male[slot] = sq[slot]
                 mmask |= np.int64(sq[slot] >= 0) << slot
-        left = place(enhanced, sm, male, mmask, s, now, w, bound, wf, wsl, pool, pool_n, W, sw, g, reg_ready, tpc,
+        left = place(enhanced, sm, male, mmask, s, nb, w, bound, wf, wsl, pool, pool_n, W, sw, g, reg_ready, tpc,
                       cslot, block_start, src_reg, pl)
         if left == 0:
             continue
@@ -169,7 +170,7 @@ def dwf_finish(enhanced, squeeze, sm, w, now, wf, wsl, pool, pool_n, free, free_
             nw = w
             wf[w, F_BLK] = s
             wf[w, F_OFF] = 0
-            wf[w, F_NB] = now + 1
+            wf[w, F_NB] = nb
             keep = False
             if left == wf[w, F_N] and not squeeze:
                 # the whole warp goes on together (no thread exited, left or merged): same slots,
@@ -178,7 +179,7 @@ def dwf_finish(enhanced, squeeze, sm, w, now, wf, wsl, pool, pool_n, free, free_
                 continue
         else:
             nw = alloc(wf, free, free_n, sm)
-            new_warp(wf, wsl, nw, g, s, now + 1, -1)
+            new_warp(wf, wsl, nw, g, s, nb, -1)
             wf[nw, F_BOUND] = bound
             pool_add(wf, pool, pool_n, pl, sm, nw, block_start)
         for slot in range(W):
