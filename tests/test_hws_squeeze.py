@@ -245,7 +245,7 @@ def test_batch_equals_one_by_one(warp_list, simd):
 
 def test_kernels_are_callable_from_numba_code():
     """The timing core will call these from its own @jit loops: plain arrays/ints in and out."""
-    from simt_fast.sim.dwf import _merge_into, can_merge
+    from simt_fast.sim.warp_merge import _merge_into, lanes_fit
 
     @numba.njit
     def core_like(slots, simd_width, out, female):
@@ -259,7 +259,7 @@ def test_kernels_are_callable_from_numba_code():
         return (moves, hws.quarter_mask(mask, out.shape[0], simd_width),
                 hws.squeezed_quarter_count(mask, out.shape[0], simd_width),
                 hws.squeeze_mask(mask, out.shape[0], simd_width), hws._active_quarters(out, simd_width),
-                can_merge(mask, np.uint64(0), out.shape[0], simd_width, True), ok, conflicts)
+                lanes_fit(np.int64(mask), np.int64(0), out.shape[0], simd_width, True), ok, conflicts)
 
     warp = np.array(warp_of(FIG_4_3_THREADS), np.int64)
     out = np.empty_like(warp)

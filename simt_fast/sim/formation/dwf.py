@@ -19,46 +19,13 @@ from ..._jit import helper, hot_helper
 from ..squeeze import _squeeze_scratch as squeeze_scratch  # (Jin 2012, §4.4 step 1)
 from ..mech._tables import popcount
 from ..stats import G_LANE_CONFLICTS, G_MERGES
+from ..warp_merge import merge_into  # the merge rules (DWF, en-DWF), also the public API's
 from .layout import (
     AT_BARRIER, F_BART, F_BLK, F_BOUND, F_CTA, F_MASK, F_N, F_NB, F_OFF, F_STATE, HOLE, INF, P_AGE, P_CNT, P_PC,
     P_RDY,
 )
 from .pool import alloc, exit_thread, first_succ, new_warp, pool_add, pool_remove, ready, ready_rows, release_warp, \
     rows, step, sync_view
-
-
-@hot_helper
-def en_dwf_merge(male, f, mmask, fmask, wsl, W, sw):
-    """en-DWF (Jin 2012, Appendix B) of the male group into warp ``f``, from the occupied-slot masks;
-    False (and ``f`` untouched) when some lane cannot hold its threads. The kernel's form of
-    `dwf._merge_into` (the public function and the reference model use that one; the differential
-    tests compare them): a conflict of lane l needs a position of l that is a hole in both warps, so
-    the merge succeeds exactly when every lane holds at most W / sw threads of the two warps together;
-    then, lane by lane, the conflicts in quarter order take the holes in quarter order (what the
-    Appendix's scan, first free other quarter for each conflict in turn, gives)."""
-    n_q = W // sw  # (en-dwf needs sw to divide W: `check_config`)
-    lane0 = np.int64(0)
-    for q in range(n_q):
-        lane0 |= np.int64(1) << (q * sw)
-    for lane in range(sw):
-        lb = lane0 << lane
-        if popcount(mmask & lb) + popcount(fmask & lb) > n_q:
-            return False
-    full = np.int64(-1) if W == 64 else (np.int64(1) << W) - 1
-    holes = ~(mmask | fmask) & full
-    conf = mmask & fmask
-    rest = mmask & ~fmask
-    while conf != 0:
-        s = trailing_zeros(conf)  # lowest slot first: within a lane, the lowest quarter first
-        conf &= conf - 1
-        h = trailing_zeros(holes & (lane0 << (s % sw)))
-        holes &= ~(np.int64(1) << h)
-        wsl[f, h] = male[s]
-    while rest != 0:
-        s = trailing_zeros(rest)
-        rest &= rest - 1
-        wsl[f, s] = male[s]
-    return True
 
 
 @hot_helper
@@ -81,24 +48,16 @@ def place(enhanced, sm, male, mmask, s, nb, exclude, bound, wf, wsl, pool, pool_
             continue
         any_forming = True
         fmask = wf[f, F_MASK]
-        if enhanced:
-            # Jin 2012, Appendix B: the whole male fits when every conflict finds a hole of its lane
-            if mmask & fmask == 0:  # no conflict: the union (what `_merge_into` returns then)
-                ok = True
-                for slot in range(W):
-                    if male[slot] >= 0:
-                        wsl[f, slot] = male[slot]
-            else:
-                ok = en_dwf_merge(male, f, mmask, fmask, wsl, W, sw)
-            if ok:
-                wf[f, F_N] += left
-                if nb > wf[f, F_NB]:
-                    wf[f, F_NB] = nb
-                if bound > wf[f, F_BOUND]:
-                    wf[f, F_BOUND] = bound
-                ready(wf, wsl, f, W, reg_ready, tpc, cslot, block_start, src_reg, pl)
-                g[G_MERGES] += 1
-                return 0
+        # en-DWF (Jin 2012, Appendix B): the whole male, conflicting threads moved within their lanes
+        if enhanced and merge_into(male, mmask, wsl, f, fmask, W, sw, True):
+            wf[f, F_N] += left
+            if nb > wf[f, F_NB]:
+                wf[f, F_NB] = nb
+            if bound > wf[f, F_BOUND]:
+                wf[f, F_BOUND] = bound
+            ready(wf, wsl, f, W, reg_ready, tpc, cslot, block_start, src_reg, pl)
+            g[G_MERGES] += 1
+            return 0
         # DWF (Fung et al. 2007, lane-aware): a thread joins if its own slot is free there
         join = mmask & ~fmask
         joined = popcount(join)
