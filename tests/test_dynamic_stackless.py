@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, strategies as st
 
 from simt_fast.sim import SimulationError, reference, simulate
 from simt_fast.sim.config import SimConfig
 from simt_fast.sim.syncwarp import ipdom_syncwarp, structural_syncwarp, syncwarp_flags
 from simt_fast.trace import synthetic
 
+from hypothesis_budget import examples
 from sim_helpers import tiny_trace
 
 
@@ -101,7 +102,7 @@ def cases(draw):
     return tr, c, flags
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@examples(80, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(cases())
 def test_matches_reference_and_invariants(case):
     tr, c, flags = case

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from simt_fast import workloads
 from simt_fast.emu import launch, load_kernel
 from simt_fast.emu.reference import run_reference
 
+from hypothesis_budget import examples
 from test_emu_launch import CALLS, DIVERGE, SHARED
 
 
@@ -32,7 +33,7 @@ def _compare(kern, grid, block, make_args, shared=0):
             assert np.array_equal(x, y)
 
 
-@settings(max_examples=5, deadline=None)
+@examples(5)
 @given(seed=st.integers(0, 2**31 - 1))
 def test_small_kernels_match_reference(seed):
     rng = np.random.default_rng(seed)
@@ -43,7 +44,7 @@ def test_small_kernels_match_reference(seed):
 
 
 @pytest.mark.parametrize("name", ["shortcircuit", "earlyexit", "inlinedreturn", "statemachine"])
-@settings(max_examples=1, deadline=None)
+@examples(1)
 @given(seed=st.integers(0, 1000))
 def test_workloads_match_reference(name, seed):
     wl = workloads.get(name)

@@ -5,14 +5,15 @@ from __future__ import annotations
 import numba
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from hws_strategies import HOLE, to_mask, warps
+from hypothesis_budget import examples
 from simt_fast.sim import hws
 from simt_fast.sim.reference import hws as ref
 
-PROPS = settings(max_examples=150, deadline=None)
+PROPS = examples(150)
 
 
 def warp_of(threads, warp_size=32):
@@ -223,7 +224,7 @@ def test_mask_forms_agree_with_slot_form_and_numpy(warp):
     assert hws.active_quarters(slots, simd) == by_quarter.sum() == ref.active_quarters(slots, simd)
 
 
-@settings(max_examples=100, deadline=None)
+@examples(100)
 @given(st.integers(0, 2**64 - 1), st.integers(1, 64), st.integers(1, 64))
 def test_quarter_mask_handles_any_shape_including_partial_quarters(mask, warp_size, simd):
     bits = [(mask >> s) & 1 for s in range(warp_size)]
@@ -232,7 +233,7 @@ def test_quarter_mask_handles_any_shape_including_partial_quarters(mask, warp_si
     assert hws.quarter_mask(mask, warp_size, simd) == expect
 
 
-@settings(max_examples=50, deadline=None)
+@examples(50)
 @given(st.lists(warps(max_warp_size=32), min_size=1, max_size=6), st.sampled_from([1, 2, 4, 8]))
 def test_batch_equals_one_by_one(warp_list, simd):
     rows = [ref.mask_to_slots(to_mask(s), 32) for s, _ in warp_list]

@@ -94,6 +94,34 @@ def test_single_path_vs_multi_path_timing_diagram():
         assert simulate(if_else(), cfg(mech)).to_dict() == reference.simulate(if_else(), cfg(mech)).to_dict()
 
 
+def test_serial_and_mimd_timing_worked_by_hand():
+    """The if/else of the slides (L = 10, every instruction reads the previous one's register) under
+    the two mechanisms without reconvergence tables.
+
+    serial: A0@0 A1@10 | B0@20 C0@21 | B1@30 C1@31 | D0@40 D0'@41 | D1@50 D1'@51, done at 61: the
+    paths overlap as under mp, but never merge again, so D runs once per path (10 warp instructions).
+    mimd: every thread on its own, all ready threads of a cycle at once: A0@0 A1@10 B0,C0@20
+    B1,C1@30 D0@40 D1@50 (6 instructions of each of the 4 threads), done at 60: one cycle under mp's
+    61, whose C0 waits for B0's issue slot; the lower bound of docs/core.md with fixed latencies.
+    """
+    ev = []
+    serial = simulate(if_else(), cfg("serial"), events=ev)
+    assert [(e["cycle"], e["pc"], e["mask"]) for e in ev if e["kind"] == "issue"] == [
+        (0, (A, 0), m("1111")), (10, (A, 1), m("1111")), (20, (B, 0), m("1010")), (21, (C, 0), m("0101")),
+        (30, (B, 1), m("1010")), (31, (C, 1), m("0101")), (40, (D, 0), m("1010")), (41, (D, 0), m("0101")),
+        (50, (D, 1), m("1010")), (51, (D, 1), m("0101"))]
+    assert (serial.cycles, serial.warp_insts, serial.max_splits) == (61, 10, 2)
+    ev = []
+    mimd = simulate(if_else(), cfg("mimd"), events=ev)
+    issues = [(e["cycle"], e["pc"]) for e in ev if e["kind"] == "issue"]
+    assert issues == [(0, (A, 0))] * 4 + [(10, (A, 1))] * 4 + [(20, (B, 0)), (20, (C, 0))] * 2 \
+        + [(30, (B, 1)), (30, (C, 1))] * 2 + [(40, (D, 0))] * 4 + [(50, (D, 1))] * 4
+    assert (mimd.cycles, mimd.warp_insts, mimd.thread_insts) == (60, 24, 24)
+    assert mimd.cycles < simulate(if_else(), cfg("mp")).cycles
+    for mech in ("serial", "mimd"):
+        assert simulate(if_else(), cfg(mech)).to_dict() == reference.simulate(if_else(), cfg(mech)).to_dict()
+
+
 def test_branch_hazard_worked_by_hand():
     """``lat_branch`` is a control hazard: the threads of a unit that issued a branch issue again only
     ``lat_branch`` cycles later (the next instruction is fetched once the branch has resolved). The

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import example, given, settings
+from hypothesis import example, given
 
 from hws_strategies import HOLE, to_mask, warp_pairs
+from hypothesis_budget import examples
 from simt_fast.sim import hws
 from simt_fast.sim import warp_merge  # the merge rules the formation kernel runs, and their public API
 from simt_fast.sim.reference import dwf as ref
 
 
-PROPS = settings(max_examples=150, deadline=None)
+PROPS = examples(150)
 
 
 def warp_of(threads, warp_size=32):
@@ -174,7 +175,7 @@ def test_merged_warp_is_the_union_with_every_thread_in_its_lane(pair):
         assert all(merged[s] == t for s, t in enumerate(female) if t != HOLE)
 
 
-@settings(max_examples=50, deadline=None)
+@examples(50)
 @given(warp_pairs())
 def test_batch_equals_one_by_one(pair):
     male, female, simd = pair
