@@ -94,7 +94,7 @@ def test_numba_matches_reference(cfg, stream):
 def test_per_sm_parts_do_not_depend_on_the_order_of_sms(cfg, stream):
     """Without an L2 and a bandwidth limit, running each SM's accesses alone, SM after SM (the
     kernels' SM-major visit order), gives every access the same ready cycle and the same counters
-    as the accesses in global issue order (docs/memory.md, *Visit order*)."""
+    as the accesses in global issue order (docs/core.md, *Visit order*)."""
     cfg = cfg.replace(l2_bytes=0, dram_bytes_per_cycle=0)
     assert not memory.couples_sms(cfg, synthetic(n_blocks=4, n_threads=8, with_mem=True))
     accesses, n_sms, n_warps, n_threads = stream
