@@ -98,7 +98,8 @@ def main():
         ok_buf = np.empty(args.warps, np.bool_)
         c_buf = np.empty(args.warps, np.int64)
         m_buf = np.empty(args.warps, np.int64)
-        r_nb = rate(lambda: warp_merge._merge_batch(males, females, out, sw, enhanced, ok_buf, c_buf, m_buf), args.warps)
+        r_nb = rate(lambda: warp_merge._merge_batch(males, females, out, sw, enhanced, ok_buf, c_buf, m_buf),
+                    args.warps)
         r_py = rate(lambda: [ref_dwf.merge_count_conflicts(m, f, sw, enhanced)
                              for m, f in zip(male_rows, female_rows)], n_ref, repeat=1)
         print(f"  {name}   numba {r_nb:12,.0f} merges/s  reference {r_py:10,.0f} merges/s  x{r_nb / r_py:,.0f}"

@@ -43,10 +43,12 @@ def test_small_kernels_match_reference(seed):
     _compare(load_kernel(CALLS, "k"), 1, 32, lambda: [np.zeros(32, np.uint32)])
 
 
+@pytest.mark.parametrize("seed", [0, 1])
 @pytest.mark.parametrize("name", ["shortcircuit", "earlyexit", "inlinedreturn", "statemachine"])
-@examples(1)
-@given(seed=st.integers(0, 1000))
 def test_workloads_match_reference(name, seed):
+    """Fixed inputs (two seeds of each workload's tiny launch), not a property test: the pure-Python
+    reference emulates thread by thread (one inlinedreturn input: 21 s in a loaded `--durations`
+    run), so random inputs are left to test_small_kernels_match_reference."""
     wl = workloads.get(name)
     spec = wl.launch_spec("tiny", seed=seed)
     # a slice of the launch keeps the pure-Python reference fast: the first two CTAs

@@ -8,20 +8,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hws_strategies import HOLE, to_mask, warps
+from hws_strategies import HOLE, to_mask, warp_of, warps
 from hypothesis_budget import examples
 from simt_fast.sim import hws
 from simt_fast.sim.reference import hws as ref
 
 PROPS = examples(150)
-
-
-def warp_of(threads, warp_size=32):
-    """Slots with each listed thread at its home slot (tid % warp_size), holes elsewhere."""
-    slots = [HOLE] * warp_size
-    for t in threads:
-        slots[t % warp_size] = t
-    return slots
 
 
 # ---------------------------------------------------------------------------------------------

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from hypothesis import example, given
 
-from hws_strategies import HOLE, to_mask, warp_pairs
+from hws_strategies import HOLE, to_mask, warp_of, warp_pairs
 from hypothesis_budget import examples
 from simt_fast.sim import hws
 from simt_fast.sim import warp_merge  # the merge rules the formation kernel runs, and their public API
@@ -14,14 +14,6 @@ from simt_fast.sim.reference import dwf as ref
 
 
 PROPS = examples(150)
-
-
-def warp_of(threads, warp_size=32):
-    """Slots with each listed thread at its home slot (tid % warp_size), holes elsewhere."""
-    slots = [HOLE] * warp_size
-    for t in threads:
-        slots[t % warp_size] = t
-    return slots
 
 
 # Figure 4.5, as read from the text (warp size 32, SIMD width 8, rows = lanes).

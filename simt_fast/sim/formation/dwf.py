@@ -29,6 +29,19 @@ from .pool import alloc, exit_thread, first_succ, new_warp, pool_add, pool_remov
 
 
 @hot_helper
+def took_threads(f, n, nb, bound, wf, wsl, W, reg_ready, tpc, cslot, block_start, src_reg, pl, g):
+    """Forming warp ``f`` took ``n`` male threads (now in its slots): it issues no earlier than they may
+    (``nb``), its register bound covers theirs, its READY is computed again; one merge."""
+    wf[f, F_N] += n
+    if nb > wf[f, F_NB]:
+        wf[f, F_NB] = nb
+    if bound > wf[f, F_BOUND]:
+        wf[f, F_BOUND] = bound
+    ready(wf, wsl, f, W, reg_ready, tpc, cslot, block_start, src_reg, pl)
+    g[G_MERGES] += 1
+
+
+@hot_helper
 def place(enhanced, sm, male, mmask, s, nb, exclude, bound, wf, wsl, pool, pool_n, W, sw, g, reg_ready, tpc,
            cslot, block_start, src_reg, pl):
     """Merge the male group (``mmask``: its occupied slots) into the forming warps at (s, 0), oldest
@@ -50,13 +63,7 @@ def place(enhanced, sm, male, mmask, s, nb, exclude, bound, wf, wsl, pool, pool_
         fmask = wf[f, F_MASK]
         # en-DWF (Jin 2012, Appendix B): the whole male, conflicting threads moved within their lanes
         if enhanced and merge_into(male, mmask, wsl, f, fmask, W, sw, True):
-            wf[f, F_N] += left
-            if nb > wf[f, F_NB]:
-                wf[f, F_NB] = nb
-            if bound > wf[f, F_BOUND]:
-                wf[f, F_BOUND] = bound
-            ready(wf, wsl, f, W, reg_ready, tpc, cslot, block_start, src_reg, pl)
-            g[G_MERGES] += 1
+            took_threads(f, left, nb, bound, wf, wsl, W, reg_ready, tpc, cslot, block_start, src_reg, pl, g)
             return 0
         # DWF (Fung et al. 2007, lane-aware): a thread joins if its own slot is free there
         join = mmask & ~fmask
@@ -68,14 +75,8 @@ def place(enhanced, sm, male, mmask, s, nb, exclude, bound, wf, wsl, pool, pool_
             wsl[f, slot] = male[slot]
             male[slot] = HOLE
         if joined > 0:
-            wf[f, F_N] += joined
             left -= joined
-            if nb > wf[f, F_NB]:
-                wf[f, F_NB] = nb
-            if bound > wf[f, F_BOUND]:
-                wf[f, F_BOUND] = bound
-            ready(wf, wsl, f, W, reg_ready, tpc, cslot, block_start, src_reg, pl)
-            g[G_MERGES] += 1
+            took_threads(f, joined, nb, bound, wf, wsl, W, reg_ready, tpc, cslot, block_start, src_reg, pl, g)
         if left == 0:
             return 0
     if any_forming:

@@ -130,8 +130,8 @@ def tbc_finish(w, now, nb, wf, wsl, W, pos, path, succ_ptr, succ_idx, exit_b, tp
 
 
 @helper
-def tbc_resolve(w, now, nb, wf, wsl, W, wpc, pos, path, succ_ptr, succ_idx, exit_b, ipdom, depth, ent_pc, ent_rpc, ent_nw,
-                lay, cnt, g, reg_ready, tpc, cslot, block_start, src_reg, pl):
+def tbc_resolve(w, now, nb, wf, wsl, W, wpc, pos, path, succ_ptr, succ_idx, exit_b, ipdom, depth, ent_pc, ent_rpc,
+                ent_nw, lay, cnt, g, reg_ready, tpc, cslot, block_start, src_reg, pl):
     """Warp ``w`` waits at the branch ending its block. Once every warp of the top entry does: go on
     together (returns CHECK), or compact per target (returns 0, or an error code); either way the
     entry's warps issue from cycle ``nb`` (the branch of the last one resolved)."""

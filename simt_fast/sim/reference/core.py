@@ -70,12 +70,7 @@ class ReferenceCore:
         self.has_bar = [bool(x) for x in trace.has_barrier]
         self.prio = machine.rpo_priority(self.succ)
         self.syncwarp = machine.syncwarp_blocks(trace, config, syncwarp)
-        self.op_class = [int(x) for x in trace.op_class]
-        self.dst = [int(x) for x in trace.dst_reg]
-        self.src = [[int(r) for r in row if r >= 0] for row in np.asarray(trace.src_reg).reshape(-1, 3)]
-        latency = machine.latency_by_class(config)
-        self.lat = [latency[c] for c in self.op_class]  # per instruction
-        self.resume = [machine.resume_after(config, c) for c in self.op_class]  # per instruction
+        self.op_class, self.dst, self.src, self.lat, self.resume = machine.instructions(trace, config)
         # the stack and the thread frontier fetch one PC per warp, so a branch holds up the whole warp
         # until it resolves; the other mechanisms fetch per unit (split, path, thread)
         self.one_pc_per_warp = self.name in ("sps", "frontier")

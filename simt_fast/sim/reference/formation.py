@@ -83,12 +83,7 @@ class FormationCore:
         self.succ = machine.successors(trace)
         self.ipdom = [int(x) for x in trace.ipdom]
         self.has_bar = [bool(x) for x in trace.has_barrier]
-        self.op_class = [int(x) for x in trace.op_class]
-        self.dst = [int(x) for x in trace.dst_reg]
-        self.src = [[int(r) for r in row if r >= 0] for row in np.asarray(trace.src_reg).reshape(-1, 3)]
-        latency = machine.latency_by_class(config)
-        self.lat = [latency[c] for c in self.op_class]  # per instruction
-        self.resume = [machine.resume_after(config, c) for c in self.op_class]  # per instruction
+        self.op_class, self.dst, self.src, self.lat, self.resume = machine.instructions(trace, config)
         self.paths = [list(map(int, trace.thread_path(t))) for t in range(trace.n_threads)]
         self.exit = trace.n_blocks - 1
         self.stats = Stats(occupancy_hist=np.zeros(W + 1, np.int64), quarter_hist=np.zeros(self.n_q + 1, np.int64))

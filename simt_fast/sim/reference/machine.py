@@ -73,6 +73,16 @@ def latency_by_class(config) -> dict:
     }
 
 
+def instructions(trace, config) -> tuple:
+    """Per instruction: op class, destination register (-1: none), source registers, result latency,
+    and the cycles after its issue before its unit issues again (`resume_after`)."""
+    op_class = [int(x) for x in trace.op_class]
+    dst = [int(x) for x in trace.dst_reg]
+    src = [[int(r) for r in row if r >= 0] for row in np.asarray(trace.src_reg).reshape(-1, 3)]
+    latency = latency_by_class(config)
+    return op_class, dst, src, [latency[c] for c in op_class], [resume_after(config, c) for c in op_class]
+
+
 def resume_after(config, op_class: int) -> int:
     """Cycles after its issue before a unit may issue again: 1, or ``lat_branch`` after a branch (the
     control hazard: the next instruction is fetched only once the branch has resolved)."""
