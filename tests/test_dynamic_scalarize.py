@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, strategies as st
 
 from simt_fast.dynamic.expansion import ipdom_replay
 from simt_fast.dynamic.scalarize import (ScalarFacts, counts_from_replay, dynamic_stats, facts_for_trace,
@@ -14,6 +14,7 @@ from simt_fast.sim.config import SimConfig
 from simt_fast.trace import synthetic
 from simt_fast.trace.model import TraceError
 
+from hypothesis_budget import examples
 from sim_helpers import tiny_trace
 
 
@@ -70,7 +71,7 @@ def random_facts(tr, rng):
                        mem, r(), r(), r(), r(), 3, 5)
 
 
-@settings(max_examples=50, deadline=None)
+@examples(50)
 @given(seed=st.integers(0, 10_000), n_blocks=st.integers(3, 14))
 def test_wider_warps_issue_less_and_diverge_more(seed, n_blocks):
     tr = synthetic(n_blocks=n_blocks, n_threads=64, seed=seed)
@@ -157,7 +158,7 @@ def brute_force_counts(tr, facts, w):
     return c
 
 
-@settings(max_examples=40, deadline=None)
+@examples(40)
 @given(seed=st.integers(0, 10_000), n_blocks=st.integers(3, 12), w=st.sampled_from([4, 8, 32]))
 def test_counts_match_issue_by_issue_brute_force(seed, n_blocks, w):
     tr = synthetic(n_blocks=n_blocks, n_threads=64, seed=seed)

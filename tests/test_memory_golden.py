@@ -53,16 +53,21 @@ def test_local_memory_interleaves_frames(run):
     assert s["mem_sectors"] == 2
 
 
-def test_local_layout_formula():
-    # word w of the thread with index i in the CTA in slot c of SM m: the machine holds CTAs of 96
-    # threads (whole warps: 96), 3 per SM, on 4 SMs = 1152 threads side by side per word, ordered by
-    # CTA slot across the SMs (slot 0 of SMs 0..3, then slot 1, ...) and by index in the CTA
-    from simt_fast.sim.reference.memory import MemoryModel
-
-    model = MemoryModel(PLAIN, 4, 1, 96, 3)
+@pytest.mark.parametrize("run", MODELS)
+def test_local_layout_formula(run):
+    """The documented address of offset o of the thread with index i in the CTA in slot c of SM m:
+    the machine holds CTAs of 96 threads (whole warps: 96), 3 per SM, on 4 SMs = 1152 threads side
+    by side per word, ordered by CTA slot across the SMs (slot 0 of SMs 0..3, then slot 1, ...) and
+    by index in the CTA. A 1-byte load there fills exactly that byte's sector, in that line, of an
+    empty L1 (each model's cache contents)."""
     m, c, i, o = 2, 1, 70, 13
     thread = 96 * (m + 4 * c) + i
-    assert model.local_address(m, c * 96 + i, o) == LOCAL_BASE + ((o // 4) * 1152 + thread) * 4 + o % 4
+    expected = LOCAL_BASE + ((o // 4) * 1152 + thread) * 4 + o % 4
+    config = PLAIN.replace(l1_bytes=128, l1_assoc=1)  # one line
+    _, s, model = run(config, [Access(m, 0, 0, L, LD, 1, [o], [c * 96 + i])], 4, 1, 96, 3)
+    l1 = model.cache_contents("l1", m) if run is run_reference else memory.cache_contents(model, "l1", m)
+    assert s["mem_sectors"] == 1
+    assert l1 == [[(expected // 128, 1 << (expected // 32) % 4, 0)]]
 
 
 @pytest.mark.parametrize("run", MODELS)

@@ -9,13 +9,15 @@ import textwrap
 import h5py
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from simt_fast import results
 from simt_fast.results import ResultsError, ResultsWriter
 from simt_fast.sim.config import SimConfig
 from simt_fast.sim.stats import SCALAR_STATS, Stats
+
+from hypothesis_budget import examples
 
 
 def _stats(rng, warp_size=32, n_quarters=4):
@@ -267,7 +269,7 @@ def _brute_speedup(rows, baseline):
     return out
 
 
-@settings(max_examples=25, deadline=None)
+@examples(25)
 @given(st.lists(st.tuples(st.sampled_from(["t0", "t1"]), st.sampled_from(_MECHS), st.sampled_from([8, 16, 32]),
                           st.integers(1, 10**9), st.lists(st.integers(0, 10**6), min_size=0, max_size=65)),
                 min_size=1, max_size=20, unique_by=lambda r: r[:3]),

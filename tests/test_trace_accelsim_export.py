@@ -60,7 +60,15 @@ def workload_traces():
 
 
 # the two with the most warp instructions (340-380 K lines to parse back) run with the slow tests
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in ("multientry", "statemachine") else n
+# stencil: a branch lands on a branch that every thread jumping there passes with a false guard, so
+# the lines do not say where the first jump went (docs/trace.md, *Thread paths*) until the importer
+# reads the branch target the tracer writes as a BRA line's immediate
+ROUND_TRIP_OPEN = {"stencil"}
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in ("multientry", "statemachine") else
+                                  pytest.param(n, marks=pytest.mark.xfail(strict=True, reason="branch target not in the lines"))
+                                  if n in ROUND_TRIP_OPEN else n
                                   for n in workloads.names()])
 def test_round_trip_every_workload(name, workload_traces, tmp_path):
     trace = workload_traces[name]

@@ -111,7 +111,7 @@ class SimConfig:
     lat_shared: int = 32
     lat_local: int = 400
     lat_const: int = 24
-    lat_branch: int = 24
+    lat_branch: int = 24  # control hazard: a unit that issued a branch issues again this many cycles later
     perfect_memory: bool = False  # no memory model; memory latencies become lat_alu (Jin 2012, Table 5.1 setup)
     # ---- memory model (docs/memory.md; used when perfect_memory is off and the trace has addresses).
     # Defaults: GTX480 as GPGPU-Sim's Fermi configuration models it (the `single-sm` preset cites them).

@@ -9,7 +9,7 @@ cycle loop); the cycle loops' side: :mod:`.program` (a trace's addresses flatten
 state) and :mod:`.issue` (their gather of an issuing warp's lanes). This module sizes and allocates
 the state in plain Python.
 
-How a timing kernel uses it (docs/memory.md, *For kernel authors*)::
+How a timing kernel uses it (docs/memory.md, *In the timing model*)::
 
     state, params = memory.allocate(config, n_sms, n_warp_slots, trace.threads_per_cta, ctas_per_sm)
     counters = np.zeros(memory.C_N, np.int64)
@@ -56,7 +56,7 @@ def model_enabled(config: SimConfig, trace: Trace) -> bool:
 def couples_sms(config: SimConfig, trace: Trace) -> bool:
     """Whether a run's memory model has state shared by SMs (an L2, a DRAM bandwidth limit, the L2
     slices' or the interconnect's ports): then the requests of all SMs must reach it in global issue
-    order, and the kernel must visit the SMs cycle by cycle (docs/memory.md, *Visit order*). Without
+    order, and the kernel must visit the SMs cycle by cycle (docs/core.md, *Visit order*). Without
     them (or without the model) every SM's results are the same in either order."""
     return model_enabled(config, trace) and (config.l2_bytes > 0 or config.dram_bytes_per_cycle > 0
                                              or config.l2_slice_bytes_per_cycle > 0 or config.icnt_bytes_per_cycle > 0)

@@ -14,7 +14,8 @@ from math import ceil
 
 from ...ir.model import OpClass
 from ...trace.model import MEM_ATOMIC, MEM_LOAD, MEM_STORE, Trace
-from ..config import LINE_BYTES, LOCAL_BASE, SECTOR_BYTES, SimConfig, cta_limit
+from ..config import LINE_BYTES, LOCAL_BASE, SECTOR_BYTES, SimConfig
+from .machine import ctas_per_sm as cta_limit
 
 SECTORS_PER_LINE = LINE_BYTES // SECTOR_BYTES
 CONTROL_BYTES = 8  # an interconnect packet's header (GPGPU-Sim's READ_PACKET_SIZE, WRITE_PACKET_SIZE)
