@@ -108,6 +108,36 @@ def test_every_thread_takes_each_of_its_entries_once(mech, monkeypatch):
     assert np.array_equal(runs[-1].cursor, np.diff(trace.mem_ptr))
 
 
+def test_address_layout_holds_each_threads_entries_in_order():
+    """The kernels' layout (memory/program.py): entry j of thread t at start[t] + j * stride, padding
+    NO_ACCESS; interleaved by groups of 32 threads, or per thread when padding would more than
+    double the addresses (one thread of a group with 100 entries, the others 1)."""
+    from simt_fast.sim.memory.program import INTERLEAVE, interleaved_addresses
+
+    rng = np.random.default_rng(3)
+    for counts, stride in ((rng.integers(2, 5, 70), INTERLEAVE), (np.array([100] + [1] * 31), 1)):
+        mem_ptr = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+        addr = rng.integers(0, 1 << 40, mem_ptr[-1]).astype(np.uint64)
+        out, start, got_stride = interleaved_addresses(mem_ptr, addr)
+        assert got_stride == stride
+        for t, n in enumerate(counts):
+            assert [out[start[t] + j * stride] for j in range(n)] == list(addr[mem_ptr[t]:mem_ptr[t + 1]].view(np.int64))
+        assert (out == -1).sum() == out.size - counts.sum()
+
+
+@pytest.mark.parametrize("mech", ("sps", "dwf"))
+def test_both_address_layouts_give_the_same_run(mech, monkeypatch):
+    from simt_fast.sim.memory import program
+
+    trace = synthetic(n_blocks=12, n_threads=256, seed=5, block=(64, 1, 1), divergence=0.3, with_mem=True)
+    config = load_config("fermi", {"mechanism": mech})
+    assert program.interleaved_addresses(trace.mem_ptr, trace.mem_addr)[2] == program.INTERLEAVE
+    interleaved = simulate(trace, config)
+    monkeypatch.setattr(program, "MAX_PADDING", 0)  # every trace keeps the per-thread layout
+    monkeypatch.setattr(program, "_last_layout", [None, None, None])
+    assert simulate(trace, config).to_dict() == interleaved.to_dict()
+
+
 # ---- without the model: the fixed-latency run -------------------------------------------------
 @pytest.mark.parametrize("mech", ("sps", "mp", "dwf", "tbc"))
 def test_no_addresses_or_perfect_memory_is_the_fixed_latency_run(mech):

@@ -17,7 +17,7 @@ recently used line is the smallest stamp.
 from __future__ import annotations
 
 from ._jit import helper
-from .layout import L_DIRTY, L_FILL, L_LRU, L_MERGED, L_TAG, L_VALID, MERGED_MAX
+from .layout import L_DIRTY, L_FILL, L_LRU, L_MERGED, L_MRU, L_TAG, L_VALID, MERGED_MAX
 
 
 @helper
@@ -28,7 +28,12 @@ def set_of(line, n_sets, mask):
 
 @helper
 def find_way(cache, c, s, assoc, line):
-    """The way of set ``s`` holding ``line`` in cache ``c``, or -1."""
+    """The way of set ``s`` holding ``line`` in cache ``c``, or -1. The set's most recently used way
+    first: a line's sectors come one after the other (a 64-way L1 otherwise reads 64 tags per
+    sector); a set holds a line at most once, so that way is the one the walk would find."""
+    mru = cache[c, s, L_MRU, 0]
+    if cache[c, s, L_TAG, mru] == line:
+        return mru
     for w in range(assoc):
         if cache[c, s, L_TAG, w] == line:
             return w
@@ -44,6 +49,7 @@ def sector_valid(cache, c, s, w, sector):
 def touch(cache, clocks, c, s, w):
     clocks[c] += 1
     cache[c, s, L_LRU, w] = clocks[c]
+    cache[c, s, L_MRU, 0] = w
 
 
 @helper

@@ -25,12 +25,13 @@ def access_mask(mp, mr, sm, key, now, instr, mask, tbase, n_lanes, writes_reg, c
     addr = mr.lane_addr
     resident = mr.lane_resident
     cursor = mr.cursor
-    mem_ptr = mp.mem_ptr
+    start = mp.start
+    stride = mp.stride
     entries = mp.addr
     for lane in range(n_lanes):
         t = tbase + lane
         if (mask >> lane) & 1:
-            addr[lane] = entries[mem_ptr[t] + cursor[t]]
+            addr[lane] = entries[start[t] + cursor[t] * stride]
             cursor[t] += 1
         else:
             addr[lane] = NO_ACCESS
@@ -59,7 +60,7 @@ def access_slots(mp, mr, sm, w, wid, now, instr, wsl, W, writes_reg, res_cta):
     for s in range(W):
         t = wsl[w, s]
         if t >= 0:
-            addr[s] = mp.addr[mp.mem_ptr[t] + cursor[t]]
+            addr[s] = mp.addr[mp.start[t] + cursor[t] * mp.stride]
             cursor[t] += 1
             resident[s] = 0
             if local:

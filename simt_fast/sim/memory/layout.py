@@ -138,7 +138,8 @@ L_VALID = 2  # sector mask (bit s: sector s of the line holds data)
 L_DIRTY = 3  # sector mask of modified sectors
 L_FILL = 4  # L_FILL + s: cycle sector s's data arrives (a hit before that waits for it)
 L_MERGED = 8  # bits 16s..16s+15: requests sector s's miss-status holding register holds (the miss + merges)
-L_NF = 9
+L_MRU = 9  # way 0 of this row: the set's most recently used way, looked at first (a lookup's hint)
+L_NF = 10
 MERGED_MAX = 0x7FFF  # (a 16-bit field per sector, kept clear of the sign bit)
 
 # ---- scratch: int64[...] --------------------------------------------------------------------------
