@@ -329,7 +329,8 @@ def _print_table(rows: list, latency: int) -> None:
         own = (r["simt_fast_cycles"] - latency) / (r["accelsim_cycles"] - latency)
         print(f"| {r['name']} | {r['accelsim_cycles']:,} | {r['simt_fast_cycles']:,} | {ratio:.2f} | {own:.2f} | "
               f"{r['accelsim_seconds']:.1f} | {r['simt_fast_seconds']:.2f} | "
-              f"{r['accelsim_seconds'] / r['simt_fast_seconds']:,.0f}x |")
+              + (f"{r['accelsim_seconds'] / r['simt_fast_seconds']:,.0f}x |"
+                 if r.get("accelsim_from", "this run") == "this run" else "(Accel-Sim: earlier run) |"))
     if len(rows) < 2:
         return
     a = np.array([r["accelsim_cycles"] for r in rows], float)
