@@ -2,6 +2,7 @@
 
     python bench/bench_accelsim.py [--ctas 300] [--repeat 2]
     python bench/bench_accelsim.py --accelsim PATH [--size tiny] [--workloads a,b] [TRACE.h5|TRACE_DIR ...]
+    python bench/bench_accelsim.py --accelsim PATH --accelsim-results EARLIER.json ...  # Accel-Sim not re-run
 
 The second form (below, *Side by side with Accel-Sim*) needs Accel-Sim built from source
 (../shared/tools/build_accelsim.sh); without ``--accelsim`` the script says how to build it and
@@ -17,6 +18,7 @@ import to HDF5 (parse, path recovery, CFG, /mem, write). The ratio is the number
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import lzma
 import random
@@ -188,6 +190,38 @@ def run_accelsim(root: Path, trace_dir: Path, run_dir: Path) -> tuple:
     return kernels, seconds, log
 
 
+def trace_digest(trace_dir: Path) -> str:
+    """sha256 of an Accel-Sim trace directory's ``kernelslist.g`` and kernel trace files (names and bytes)."""
+    h = hashlib.sha256()
+    for f in sorted(trace_dir.iterdir()):
+        if f.name == "kernelslist.g" or f.name.endswith((".traceg", ".traceg.xz")):
+            h.update(f.name.encode() + b"\0")
+            with open(f, "rb") as data:
+                for chunk in iter(lambda: data.read(1 << 20), b""):
+                    h.update(chunk)
+    return h.hexdigest()
+
+
+def previous_accelsim(path: Path) -> dict:
+    """Accel-Sim's statistics of an earlier run of this bench (its ``--json``), by row group: name ->
+    (trace digest, per-kernel stats, wall seconds, log). Rows written before digests were recorded
+    take the digest of the trace directory that run kept (``--keep``: beside its logs), read now,
+    before this run exports anything."""
+    groups = {}
+    for row in json.loads(path.read_text()):
+        groups.setdefault(row["name"].split("/")[0], []).append(row)
+    out = {}
+    for name, rows in groups.items():
+        digest = rows[0].get("trace_digest")
+        kept = Path(rows[0]["log"]).parent / name
+        if digest is None and (kept / "kernelslist.g").is_file():
+            digest = trace_digest(kept)
+        if digest is not None:
+            out[name] = (digest, [r["accelsim"] for r in rows], sum(r["accelsim_seconds"] for r in rows),
+                         Path(rows[0]["log"]))
+    return out
+
+
 def simt_fast_run(trace_file: Path, config) -> tuple:
     """(stats, wall seconds) of loading the trace file and simulating it, with warm machine code."""
     from simt_fast.sim import simulate
@@ -233,6 +267,7 @@ def compare(args) -> int:
         return 2
     latency = accelsim_config_value(root, "-gpgpu_kernel_launch_latency")
     config = load_config(SIMT_FAST_CONFIG, {"mechanism": "sps", "kernel_launch_latency": latency})
+    previous = previous_accelsim(Path(args.accelsim_results)) if args.accelsim_results else {}
     work = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="simt-fast-vs-accelsim-"))
     work.mkdir(parents=True, exist_ok=True)
     rows = []
@@ -240,13 +275,23 @@ def compare(args) -> int:
           f"Accel-Sim's -gpgpu_kernel_launch_latency); workloads at size {args.size}; work dir {work}", flush=True)
     try:
         for name, trace_files, trace_dir, summary in _sources(args, work):
-            kernels, accel_seconds, log = run_accelsim(root, trace_dir, work / f"{name}-run")
+            digest = trace_digest(trace_dir)
+            reused = name in previous and previous[name][0] == digest
+            if reused:
+                _, kernels, accel_seconds, log = previous[name]
+                print(f"{name}: Accel-Sim's statistics and wall time from {args.accelsim_results} (trace sha256 "
+                      f"{digest[:12]}, the same as that run's), not run again", flush=True)
+            else:
+                if args.accelsim_results:
+                    print(f"{name}: not in {args.accelsim_results} or its trace differs: Accel-Sim runs", flush=True)
+                kernels, accel_seconds, log = run_accelsim(root, trace_dir, work / f"{name}-run")
             for k, (trace_file, a) in enumerate(zip(trace_files, kernels)):
                 stats, simt_seconds = simt_fast_run(trace_file, config)
                 row = dict(name=name if len(trace_files) == 1 else f"{name}/{k + 1}",
                            accelsim_cycles=a["gpu_sim_cycle"], simt_fast_cycles=int(stats.cycles),
                            accelsim_seconds=accel_seconds / len(trace_files), simt_fast_seconds=simt_seconds,
-                           gpu_sim_insn=a["gpu_sim_insn"], accelsim=a, simt_fast=stats.to_dict(), log=str(log))
+                           gpu_sim_insn=a["gpu_sim_insn"], accelsim=a, simt_fast=stats.to_dict(), log=str(log),
+                           trace_digest=digest, accelsim_from=args.accelsim_results if reused else "this run")
                 if summary is not None:
                     row.update(mask_popcounts=summary.mask_thread_insts,
                                thread_insts_less_guard_false=summary.ipdom_thread_insts - summary.guard_false,
@@ -284,7 +329,8 @@ def _print_table(rows: list, latency: int) -> None:
         own = (r["simt_fast_cycles"] - latency) / (r["accelsim_cycles"] - latency)
         print(f"| {r['name']} | {r['accelsim_cycles']:,} | {r['simt_fast_cycles']:,} | {ratio:.2f} | {own:.2f} | "
               f"{r['accelsim_seconds']:.1f} | {r['simt_fast_seconds']:.2f} | "
-              f"{r['accelsim_seconds'] / r['simt_fast_seconds']:,.0f}x |")
+              + (f"{r['accelsim_seconds'] / r['simt_fast_seconds']:,.0f}x |"
+                 if r.get("accelsim_from", "this run") == "this run" else "(Accel-Sim: earlier run) |"))
     if len(rows) < 2:
         return
     a = np.array([r["accelsim_cycles"] for r in rows], float)
@@ -298,8 +344,10 @@ def _print_table(rows: list, latency: int) -> None:
               f"|simt-fast / Accel-Sim - 1|: median {np.median(err):.1%}, largest {err[worst]:.1%} "
               f"({rows[worst]['name']}); {int((err > 0.25).sum())} more than 25% apart")
     accel, simt = sum(r["accelsim_seconds"] for r in rows), sum(r["simt_fast_seconds"] for r in rows)
-    print(f"wall time: Accel-Sim {accel:.0f} s, simt-fast {simt:.1f} s: simt-fast {accel / simt:,.0f}x faster "
-          f"(measured side by side in this run)")
+    earlier = sorted({r["accelsim_from"] for r in rows if r.get("accelsim_from", "this run") != "this run"})
+    print(f"wall time: Accel-Sim {accel:.0f} s, simt-fast {simt:.1f} s: simt-fast {accel / simt:,.0f}x faster " +
+          (f"(Accel-Sim's wall times of {sum(r.get('accelsim_from', 'this run') != 'this run' for r in rows)} "
+           f"kernels from {', '.join(earlier)}: not side by side)" if earlier else "(measured side by side in this run)"))
 
 
 # Basic latencies of both machines, measured on the same one-warp kernels: a chain of N instructions
@@ -365,6 +413,9 @@ def compare_main() -> int:
     ap.add_argument("--workloads", default="", help="comma-separated subset of the shipped workloads")
     ap.add_argument("--keep", default="", help="keep the exported traces and Accel-Sim logs in this directory")
     ap.add_argument("--json", default="", help="write every row, with both simulators' statistics, to this file")
+    ap.add_argument("--accelsim-results", default="", metavar="FILE.json",
+                    help="take Accel-Sim's statistics from an earlier run's --json wherever the trace directory "
+                         "is byte for byte the same (sha256), and run only simt-fast there")
     ap.add_argument("--latencies", action="store_true",
                     help="only measure both machines' basic latencies on one-warp chains (a minute)")
     ap.add_argument("inputs", nargs="*", help="more trace files (.h5) or Accel-Sim trace directories")

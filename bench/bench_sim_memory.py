@@ -1,23 +1,26 @@
 """Timing-model throughput with the memory model on, as a ratio to the same run without it.
 
-    python bench/bench_sim_memory.py [--threads N] [--mechanisms sps,dwf,...] [--ref-ctas C]
-                                     [--workloads a,b,...|none]
+    python bench/bench_sim_memory.py [--configs modern,fermi] [--mechanisms sps,dwf,...] [--ref-ctas C]
+                                     [--workloads all|none|a,b,...] [--replicated-ctas N] [--size default]
 
-For each mechanism, the same trace (a synthetic one with addresses: divergence 0.2, 48 blocks,
-256-thread CTAs) runs three ways on the `fermi` preset's machine, in this process:
+Every trace runs three ways on each preset's machine, in this process, one after the other:
 
-* ``off``: the trace without its addresses (the op classes' fixed latencies, i.e. the timing model
-  as it was before the memory model; what ``perfect memory`` meant in issue 17);
-* ``L1``: the memory model with the preset's L1, no L2 and no DRAM limit (SMs independent, so the
-  kernels may run SM-major);
-* ``L1+L2+DRAM``: the full preset (16 KB L1, 768 KB L2, 127 bytes per cycle over 6 partitions;
-  the SMs share state, so the kernels run cycle-major).
+* ``off``: the trace without its addresses (the op classes' fixed latencies, lat_global 400: the
+  timing model without the memory model);
+* ``perfect``: ``perfect_memory = true`` (every memory instruction takes lat_alu);
+* ``full``: the preset's whole memory system (L1s with their miss-status holding registers, the
+  interconnect, the L2's slices, the L2, DRAM; the SMs share state, so the kernels run cycle-major).
 
-Rates are simulated warp instructions per CPU second (best of 3 after a warm-up, so JIT compile
-is excluded); the ratios divide two rates measured side by side here. The last column compares
-the kernel with memory (full preset) to the plain-Python reference on the trace's first C CTAs.
-``--workloads`` adds the shipped workloads at their default size (traced once into the sweep's
-cache) with the same columns, without the reference.
+Rates are simulated warp instructions per CPU second (best of 3 after a warm-up, so JIT compile is
+excluded); the ratios divide two rates measured side by side here: ``full/off`` (issue 30's
+measure) and ``full/perf`` (issue 31's). Traces:
+
+* a synthetic trace with addresses (divergence 0.2, 48 blocks, 256-thread CTAs), under each of
+  ``--mechanisms``; the last column compares the full model's kernel with the plain-Python
+  reference on the trace's first C CTAs;
+* a replicated-CTA trace (bench/replicated_trace.py: a matrixMul-shaped kernel whose CTAs all read
+  the same lines, imported from its Accel-Sim text once into the temp directory), under sps;
+* ``--workloads``: the shipped workloads at ``--size`` (traced once into the sweep's cache), sps.
 """
 
 from __future__ import annotations
@@ -25,12 +28,14 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from simt_fast.sim import reference, simulate  # noqa: E402
 from simt_fast.sim.config import load_config  # noqa: E402
@@ -68,42 +73,70 @@ def reference_rate(trace: Trace, cfg) -> float:
     return s.warp_insts / (time.process_time() - t0)
 
 
-def row(name: str, trace: Trace, cfg, ref_trace=None) -> str:
+HEADER = (f"{'trace':16} {'config':7} {'off':>7} {'perfect':>7} {'full':>7} {'full/off':>8} {'full/perf':>9} "
+          f"{'sec/req':>7} {'vs ref':>8}")
+
+
+def row(name: str, trace: Trace, cfg, label: str, ref_trace=None) -> str:
     off = best_rate(without_addresses(trace), cfg)
-    l1 = best_rate(trace, cfg.replace(l2_bytes=0, dram_bytes_per_cycle=0))
+    perfect = best_rate(trace, cfg.replace(perfect_memory=True))
     full = best_rate(trace, cfg)
     s = simulate(trace, cfg)
     spr = s.mem_sectors / s.mem_requests if s.mem_requests else float("nan")
-    cells = f"{name:16} {off / 1e6:8.2f} {l1 / 1e6:8.2f} {full / 1e6:8.2f} {l1 / off:7.2f}x {full / off:7.2f}x {spr:7.2f}"
+    cells = (f"{name:16} {label:7} {off / 1e6:7.2f} {perfect / 1e6:7.2f} {full / 1e6:7.2f} {full / off:7.2f}x "
+             f"{full / perfect:8.2f}x {spr:7.2f}")
     if ref_trace is not None:
-        cells += f" {full / reference_rate(ref_trace, cfg):9.0f}x"
+        cells += f" {full / reference_rate(ref_trace, cfg):7.0f}x"
     return cells
+
+
+def replicated_trace(n_ctas: int) -> Trace:
+    """bench/replicated_trace.py's trace of ``n_ctas`` CTAs, imported once (kept in the temp directory)."""
+    from simt_fast.trace import accelsim
+    import replicated_trace
+
+    cache = Path(tempfile.gettempdir()) / "simt-fast-bench" / f"replicated-{n_ctas}"
+    out = cache / "kernel-1.h5"
+    if not out.is_file():
+        print(f"writing and importing the replicated-CTA trace ({n_ctas} CTAs) into {cache}", flush=True)
+        listing = replicated_trace.write(cache / "text", n_ctas)
+        accelsim.convert(listing.parent / "kernel-1.traceg", out)
+    return Trace.load(out)
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--threads", type=int, default=16 * 1024)
     ap.add_argument("--ref-ctas", type=int, default=2)
+    ap.add_argument("--configs", default="modern,fermi")
     ap.add_argument("--mechanisms", default="sps,dps,mp,mp-oer,dwf,tbc")
-    ap.add_argument("--workloads", default="none")
+    ap.add_argument("--replicated-ctas", type=int, default=200, help="0: no replicated-CTA trace")
+    ap.add_argument("--workloads", default="none", help="all, none or a comma list")
+    ap.add_argument("--size", default="default")
     args = ap.parse_args()
-    base = load_config("fermi")
+    configs = {name: load_config(name) for name in args.configs.split(",")}
+    print("M warp insts/s (CPU time); full/off and full/perf: the ratios of the rates measured here")
+    print(HEADER, flush=True)
     trace = synthetic(n_blocks=48, n_threads=args.threads, seed=1, block=(256, 1, 1), divergence=0.2, with_mem=True)
     small = first_ctas(trace, args.ref_ctas)
-    print(f"synthetic trace: {trace.n_threads} threads, fermi preset; M warp insts/s (CPU time)")
-    print(f"{'mechanism':16} {'off':>8} {'L1':>8} {'L1+L2+DR':>8} {'L1/off':>8} {'full/off':>8} {'sec/req':>7}"
-          f" {'vs ref':>10}")
-    for m in args.mechanisms.split(","):
-        print(row(m, trace, base.replace(mechanism=m), small), flush=True)
+    for label, base in configs.items():
+        for m in args.mechanisms.split(","):
+            print(row(f"synthetic {m}", trace, base.replace(mechanism=m), label, small), flush=True)
+    if args.replicated_ctas:
+        rep = replicated_trace(args.replicated_ctas)
+        for label, base in configs.items():
+            print(row("replicated-CTA", rep, base, label), flush=True)
     if args.workloads != "none":
+        from simt_fast import workloads
         from simt_fast.sweep.spec import TraceSource
         from simt_fast.sweep.traces import resolve_traces
 
-        names = args.workloads.split(",")
-        paths = resolve_traces([TraceSource(name=n, workload=n, size="default") for n in names])
-        print("\nshipped workloads (default size), sps on the fermi preset")
+        names = workloads.names() if args.workloads == "all" else args.workloads.split(",")
+        paths = resolve_traces([TraceSource(name=n, workload=n, size=args.size) for n in names])
         for n in names:
-            print(row(n, Trace.load(paths[n][0]), base), flush=True)
+            t = Trace.load(paths[n][0])
+            for label, base in configs.items():
+                print(row(n, t, base, label), flush=True)
 
 
 if __name__ == "__main__":

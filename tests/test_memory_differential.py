@@ -37,13 +37,18 @@ def configs(draw):
         shared_banks=draw(st.sampled_from((1, 2, 4, 16, 32))), shared_bank_group=draw(st.sampled_from((1, 4, 16, 32))),
         dram_bytes_per_cycle=draw(st.sampled_from((0, 1, 7, 32, 127, 300))),
         dram_partitions=draw(st.integers(1, 5)), dram_interleave_bytes=draw(st.sampled_from((32, 96, 256, 512))),
+        l2_slices=draw(st.integers(1, 5)), l2_slice_bytes_per_cycle=draw(st.sampled_from((0, 1, 7, 16, 32))),
+        icnt_flit_bytes=draw(st.sampled_from((8, 32, 40, 64))), icnt_bytes_per_cycle=draw(st.sampled_from((0, 3, 20, 40))),
+        l1_mshrs=draw(st.sampled_from((0, 1, 2, 4, 64))), l1_miss_queue=draw(st.sampled_from((0, 1, 2, 8))),
+        l1_mshr_merge=draw(st.sampled_from((0, 1, 2, 8))), l2_mshr_merge=draw(st.sampled_from((0, 1, 2, 4))),
     )
 
 
 @st.composite
 def streams(draw):
-    """(accesses, n_sms, n_warps, n_threads): issue times never decrease (a warp's issues are in cycle
-    order in every kernel), addresses from a small pool so caches hit, conflict and evict."""
+    """(accesses, n_sms, n_warps, width): issue times never decrease (a warp's issues are in cycle
+    order in every kernel), addresses from a small pool so caches hit, conflict and evict. Each warp
+    is a CTA of ``width`` threads in its own slot of the SM (local memory's layout)."""
     n_sms = draw(st.sampled_from((1, 1, 2, 3)))
     n_warps = draw(st.integers(1, 4))
     width = draw(st.sampled_from((1, 4, 8, 32)))
@@ -70,16 +75,16 @@ def streams(draw):
             addrs = [None if a is None else X + a for a in addrs]
         warp = draw(st.integers(0, n_warps - 1))
         out.append(Access(draw(st.integers(0, n_sms - 1)), warp, now, space, kind, nbytes, addrs,
-                          [warp * width + lane for lane in range(width)], writes_reg=kind != ST))
-    return out, n_sms, n_warps, n_warps * width
+                          [warp * 32 + lane for lane in range(width)], writes_reg=kind != ST))
+    return out, n_sms, n_warps, width
 
 
 @SETTINGS
 @given(configs(), streams())
 def test_numba_matches_reference(cfg, stream):
-    accesses, n_sms, n_warps, n_threads = stream
-    ready, stats, state = run_numba(cfg, accesses, n_sms, n_warps, n_threads)
-    ready_ref, stats_ref, model = run_reference(cfg, accesses, n_sms, n_warps, n_threads)
+    accesses, n_sms, n_warps, width = stream
+    ready, stats, state = run_numba(cfg, accesses, n_sms, n_warps, width, n_warps)
+    ready_ref, stats_ref, model = run_reference(cfg, accesses, n_sms, n_warps, width, n_warps)
     assert ready == ready_ref
     assert stats == stats_ref
     if cfg.l1_bytes:
@@ -92,18 +97,19 @@ def test_numba_matches_reference(cfg, stream):
 @SETTINGS
 @given(configs(), streams())
 def test_per_sm_parts_do_not_depend_on_the_order_of_sms(cfg, stream):
-    """Without an L2 and a bandwidth limit, running each SM's accesses alone, SM after SM (the
-    kernels' SM-major visit order), gives every access the same ready cycle and the same counters
-    as the accesses in global issue order (docs/core.md, *Visit order*)."""
-    cfg = cfg.replace(l2_bytes=0, dram_bytes_per_cycle=0)
+    """Without an L2 and a bandwidth limit below the SMs, running each SM's accesses alone, SM after
+    SM (the kernels' SM-major visit order), gives every access the same ready cycle and the same
+    counters as the accesses in global issue order (docs/core.md, *Visit order*): the SMs' own
+    ports, registers and queues are theirs alone."""
+    cfg = cfg.replace(l2_bytes=0, dram_bytes_per_cycle=0, l2_slice_bytes_per_cycle=0, icnt_bytes_per_cycle=0)
     assert not memory.couples_sms(cfg, synthetic(n_blocks=4, n_threads=8, with_mem=True))
-    accesses, n_sms, n_warps, n_threads = stream
+    accesses, n_sms, n_warps, width = stream
     warps_of_sm = {}
     for a in accesses:  # warps belong to one SM in the kernels
         a.sm = warps_of_sm.setdefault(a.warp, a.sm)
-    in_order, stats, _ = run_numba(cfg, accesses, n_sms, n_warps, n_threads)
+    in_order, stats, _ = run_numba(cfg, accesses, n_sms, n_warps, width, n_warps)
     sm_major = sorted(range(len(accesses)), key=lambda i: (accesses[i].sm, i))
-    ready, stats_sm_major, _ = run_numba(cfg, [accesses[i] for i in sm_major], n_sms, n_warps, n_threads)
+    ready, stats_sm_major, _ = run_numba(cfg, [accesses[i] for i in sm_major], n_sms, n_warps, width, n_warps)
     assert [ready[sm_major.index(i)] for i in range(len(accesses))] == in_order
     assert stats_sm_major == stats
 

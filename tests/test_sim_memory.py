@@ -21,17 +21,19 @@ from hypothesis import strategies as st
 from simt_fast.ir.model import OpClass
 from simt_fast.sim import SimulationError, reference, simulate
 from simt_fast.sim.config import ConfigError, SimConfig, load_config
-from simt_fast.sim.memory_program import note, prepare_memory, step_offsets
+from simt_fast.sim.memory.program import note, prepare_memory
 from simt_fast.sim.registry import names
 from simt_fast.trace.model import MEM_FORMAT, MEM_LOAD
 from simt_fast.trace.synth import synthetic, traces as synthetic_traces
 
 from hypothesis_budget import examples
+from memory_helpers import UNLOADED
 from sim_helpers import tiny_trace
 
 MECHS = names()
 MEMORY_STATS = ("mem_requests", "mem_sectors", "shared_requests", "shared_replays", "l1_hits", "l1_misses",
-                "l2_hits", "l2_misses", "dram_bytes", "mem_stall_cycles")
+                "l2_hits", "l2_misses", "dram_bytes", "mem_stall_cycles", "mshr_stall_cycles", "icnt_wait_cycles",
+                "slice_wait_cycles")
 
 
 # ---- kernel vs reference ----------------------------------------------------------------------
@@ -55,6 +57,10 @@ def memory_configs(draw, warp_size: int):
         lsu_sectors_per_cycle=draw(st.integers(1, 4)), shared_banks=draw(st.sampled_from((8, 16, 32))),
         shared_bank_group=draw(st.sampled_from((8, 16, 32))), dram_bytes_per_cycle=draw(st.sampled_from((0, 8, 40))),
         dram_partitions=draw(st.integers(1, 3)), dram_interleave_bytes=draw(st.sampled_from((32, 256))),
+        l2_slices=draw(st.integers(1, 3)), l2_slice_bytes_per_cycle=draw(st.sampled_from((0, 8, 32))),
+        icnt_flit_bytes=draw(st.sampled_from((16, 40))), icnt_bytes_per_cycle=draw(st.sampled_from((0, 10, 40))),
+        l1_mshrs=draw(st.sampled_from((0, 1, 4))), l1_miss_queue=draw(st.sampled_from((0, 1, 8))),
+        l1_mshr_merge=draw(st.sampled_from((0, 1, 8))), l2_mshr_merge=draw(st.sampled_from((0, 1, 4))),
     )
 
 
@@ -88,21 +94,48 @@ def test_every_mechanism_models_memory_like_its_reference(mech):
     assert fast.mem_requests > 0 and fast.l1_hits + fast.l1_misses > 0 and fast.dram_bytes > 0
 
 
-def test_step_offsets_index_every_threads_entries():
+@pytest.mark.parametrize("mech", ("sps", "mp-oer", "mimd", "dwf", "tbc"))
+def test_every_thread_takes_each_of_its_entries_once(mech, monkeypatch):
+    """The kernels' cursors: after a run every thread has taken exactly its own /mem entries."""
+    import simt_fast.sim.run as run
+
+    runs = []
+    allocate = run.allocate_memory
+    monkeypatch.setattr(run, "allocate_memory", lambda *a, **k: runs.append(allocate(*a, **k)) or runs[-1])
     trace = synthetic(n_blocks=16, n_threads=80, seed=2, block=(40, 1, 1), divergence=0.4, loop_prob=0.3,
                       with_mem=True)
-    space = prepare_memory(trace, SimConfig()).space
-    rank, step_mem = step_offsets(trace, space >= 0)
-    bs = trace.block_start
-    for t in range(trace.n_threads):
-        k = int(trace.mem_ptr[t])
-        for j in range(int(trace.path_ptr[t]), int(trace.path_ptr[t + 1])):
-            b = int(trace.path[j])
-            for i in range(int(bs[b]), int(bs[b + 1])):
-                if space[i] >= 0:
-                    assert step_mem[j] + rank[i] == k
-                    k += 1
-        assert k == trace.mem_ptr[t + 1]
+    simulate(trace, SimConfig(mechanism=mech, simd_width=8, n_sms=2))
+    assert np.array_equal(runs[-1].cursor, np.diff(trace.mem_ptr))
+
+
+def test_address_layout_holds_each_threads_entries_in_order():
+    """The kernels' layout (memory/program.py): entry j of thread t at start[t] + j * stride, padding
+    NO_ACCESS; interleaved by groups of 32 threads, or per thread when padding would more than
+    double the addresses (one thread of a group with 100 entries, the others 1)."""
+    from simt_fast.sim.memory.program import INTERLEAVE, interleaved_addresses
+
+    rng = np.random.default_rng(3)
+    for counts, stride in ((rng.integers(2, 5, 70), INTERLEAVE), (np.array([100] + [1] * 31), 1)):
+        mem_ptr = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+        addr = rng.integers(0, 1 << 40, mem_ptr[-1]).astype(np.uint64)
+        out, start, got_stride = interleaved_addresses(mem_ptr, addr)
+        assert got_stride == stride
+        for t, n in enumerate(counts):
+            assert [out[start[t] + j * stride] for j in range(n)] == list(addr[mem_ptr[t]:mem_ptr[t + 1]].view(np.int64))
+        assert (out == -1).sum() == out.size - counts.sum()
+
+
+@pytest.mark.parametrize("mech", ("sps", "dwf"))
+def test_both_address_layouts_give_the_same_run(mech, monkeypatch):
+    from simt_fast.sim.memory import program
+
+    trace = synthetic(n_blocks=12, n_threads=256, seed=5, block=(64, 1, 1), divergence=0.3, with_mem=True)
+    config = load_config("fermi", {"mechanism": mech})
+    assert program.interleaved_addresses(trace.mem_ptr, trace.mem_addr)[2] == program.INTERLEAVE
+    interleaved = simulate(trace, config)
+    monkeypatch.setattr(program, "MAX_PADDING", 0)  # every trace keeps the per-thread layout
+    monkeypatch.setattr(program, "_last_layout", [None, None, None])
+    assert simulate(trace, config).to_dict() == interleaved.to_dict()
 
 
 # ---- without the model: the fixed-latency run -------------------------------------------------
@@ -142,7 +175,7 @@ def loop_trace(n_threads: int, n_iters: int, addr, *, chain: bool = False, use: 
 
 
 GOLDEN = SimConfig(mechanism="sps", warp_size=4, simd_width=4, n_sms=1, lat_alu=2, lat_l1=10, lat_global=100,
-                   l1_bytes=1024, l1_assoc=2, l2_bytes=0, dram_bytes_per_cycle=0, lsu_sectors_per_cycle=1)
+                   l1_bytes=1024, l1_assoc=2, l2_bytes=0, dram_bytes_per_cycle=0, lsu_sectors_per_cycle=1, **UNLOADED)
 
 
 def test_golden_l1_miss_then_hit_in_flight():

@@ -137,7 +137,7 @@ def register(app: typer.Typer) -> None:
     ):
         from ..sim import SimulationError, simulate
         from ..sim.config import load_config
-        from ..sim.memory_program import note as memory_note
+        from ..sim.memory.program import note as memory_note
         from ..sim.mechanisms import BY_NAME
         from ..sim.registry import get
         from ..trace import Trace

@@ -72,6 +72,15 @@ INT_RANGES = {
     "dram_bytes_per_cycle": (0, 1 << 14),
     "dram_partitions": (1, 1024),
     "dram_interleave_bytes": (32, 1 << 20),
+    # the loaded machine (docs/memory.md, *Contention*): 0 = unlimited / unbounded
+    "l2_slices": (1, 4096),
+    "l2_slice_bytes_per_cycle": (0, 1 << 14),
+    "icnt_flit_bytes": (1, 1 << 10),
+    "icnt_bytes_per_cycle": (0, 1 << 14),
+    "l1_mshrs": (0, 1 << 16),
+    "l1_miss_queue": (0, 1 << 16),
+    "l1_mshr_merge": (0, 0x7FFF),
+    "l2_mshr_merge": (0, 0x7FFF),
     "max_cycles": CYCLE_RANGE,
     "no_progress_cycles": CYCLE_RANGE,
     "seed": (-(1 << 63), (1 << 63) - 1),  # stored as int64 in results files
@@ -120,6 +129,16 @@ class SimConfig:
     dram_bytes_per_cycle: int = 127  # whole GPU (0: unlimited)
     dram_partitions: int = 6  # memory partitions the bandwidth is split over
     dram_interleave_bytes: int = 256  # consecutive chunks of this size go to consecutive partitions
+    # ---- the loaded machine (docs/memory.md, *Contention*): finite bandwidth and queues between the
+    # SMs and the L2. 0 = unlimited (a bandwidth) or unbounded (a queue): the model as without them.
+    l2_slices: int = 12  # L2 slices (memory sub-partitions), interleaved like the partitions (dram_interleave_bytes)
+    l2_slice_bytes_per_cycle: int = 16  # each slice's data port: one 32-byte sector per 32 / this cycles
+    icnt_flit_bytes: int = 40  # interconnect flit; a packet is its 8 control bytes + data, in whole flits
+    icnt_bytes_per_cycle: int = 20  # each interconnect port (an SM's, a slice's), per direction
+    l1_mshrs: int = 256  # per SM: sectors the L1 can have outstanding (miss-status holding registers)
+    l1_miss_queue: int = 8  # per SM: requests that may wait for the interconnect before the LSU stalls
+    l1_mshr_merge: int = 8  # loads of one sector in flight one L1 register holds; one more stalls the LSU
+    l2_mshr_merge: int = 4  # requests of one sector in flight one L2 register holds; one more stalls the slice
     hws: bool = False  # hybrid warp size (Jin 2012): squeeze + issue only active quarter-warps
     hws_sync_sms: bool = False  # reproduce the thesis simulator's all-SM warp-size synchronisation
     # hws: squeeze lane-aware before issue (PDOM&HWS) and before a DWF male meets the pool (the

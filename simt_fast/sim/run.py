@@ -20,7 +20,7 @@ from . import core, formation, memory
 from .config import SimConfig
 from .events import MAX_EVENTS, buffer as event_buffer, decode as decode_events
 from .mechanisms import BY_NAME
-from .memory_program import allocate_memory, prepare_memory
+from .memory.program import allocate_memory, prepare_memory
 from .program import prepare
 from .stats import (
     G_ERR, G_ERR_BLK, G_ERR_CYCLE, G_ERR_NEXT, G_ERR_OFF, G_ERR_WARP, G_EV_OVERFLOW, G_N, G_NEVENTS, Stats,
@@ -68,7 +68,8 @@ def simulate(trace: Trace, config: SimConfig, *, events: list | None = None, syn
     for order in ((1, 0) if sm_major and not params.hws_sync and not memory.couples_sms(config, trace) else (0,)):
         p, state = kernel.allocate(params._replace(sm_major=order), program)
         # stall time is keyed by warp: the core's global warp ids, the formation kernel's records
-        mr = allocate_memory(config, p.n_sms, max(p.n_ctas * p.wpc, p.n_sms * p.NW), trace.n_threads) \
+        mr = allocate_memory(config, p.n_sms, max(p.n_ctas * p.wpc, p.n_sms * p.NW), p.tpc, p.cta_lim,
+                             trace.n_threads) \
             if mp.on else None
         out = Counters(g=np.zeros(G_N + p.n_sms, np.int64), occ_hist=np.zeros(p.W + 1, np.int64),
                        q_hist=np.zeros(p.n_q + 1, np.int64), ev=event_buffer(events is not None))

@@ -34,6 +34,9 @@ SCALAR_STATS = (
     "l2_misses",
     "dram_bytes",
     "mem_stall_cycles",
+    "mshr_stall_cycles",
+    "icnt_wait_cycles",
+    "slice_wait_cycles",
 )
 # Histogram stats (1-D integer arrays).
 HIST_STATS = ("occupancy_hist", "quarter_hist")
@@ -101,6 +104,9 @@ class Stats:
     l2_misses: int = 0
     dram_bytes: int = 0  # bytes read from and written to DRAM
     mem_stall_cycles: int = 0  # warp-cycles with a load's (or atomic's) result outstanding
+    mshr_stall_cycles: int = 0  # cycles LSUs waited for a miss-status holding register or the miss queue
+    icnt_wait_cycles: int = 0  # cycles requests and replies waited for interconnect ports
+    slice_wait_cycles: int = 0  # cycles requests waited for their L2 slice
     occupancy_hist: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # [warp_size+1]
     quarter_hist: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # [n_quarters+1]
 

@@ -61,6 +61,18 @@ def cycle_major_next(sm_res, sm_next):
     return nxt
 
 
+@hot_helper
+def next_in_cycle(sm_res, sm_next, sm, now):
+    """The next SM after ``sm`` with a visit due at ``now`` (-1: none): what `cycle_major_next` would
+    choose within cycle ``now``. Only an SM's own visit moves its next visit, always past the cycle it
+    runs in, so the SMs below ``sm`` have none left in this cycle: the search goes on from ``sm``, and
+    one cycle's visits cost one walk over the SMs, not one per visit."""
+    for s in range(sm + 1, sm_res.shape[0]):
+        if sm_res[s] > 0 and sm_next[s] <= now:
+            return s
+    return -1
+
+
 @helper
 def hand_out(pend, assigned, cta_q, n_ctas, stop_t, t, sm0):
     """Round-robin CTA dispatch (GPGPU-Sim's block issue): the waiting CTAs go to the freed slots
@@ -127,10 +139,14 @@ def next_visit(sm_major, sm, now, done, n_ctas, hws_sync, last_progress, no_prog
         if resume:
             hand_out(m.pend, m.assigned, m.cta_q, n_ctas, m.stop_t, now, sm)
         return sm, now, resume, True
+    if m.n_resume[0] == 0:
+        nxt_sm = next_in_cycle(m.sm_res, m.sm_next, sm, now)
+        if nxt_sm >= 0:
+            return nxt_sm, now, False, True
     while True:
-        sm = first_flagged(m.to_resume)
-        if sm >= 0:
-            return sm, now, True, True
+        if m.n_resume[0] > 0:
+            m.n_resume[0] -= 1
+            return first_flagged(m.to_resume), now, True, True
         nxt_sm = cycle_major_next(m.sm_res, m.sm_next)
         if nxt_sm >= 0 and m.sm_next[nxt_sm] <= now:
             return nxt_sm, now, False, True
@@ -138,8 +154,9 @@ def next_visit(sm_major, sm, now, done, n_ctas, hws_sync, last_progress, no_prog
         if hand_out(m.pend, m.assigned, m.cta_q, n_ctas, m.stop_t, now, -1) > 0:
             for s in range(m.assigned.shape[0]):
                 for c in range(m.assigned.shape[1]):
-                    if m.assigned[s, c] >= 0:
+                    if m.assigned[s, c] >= 0 and not m.to_resume[s]:
                         m.to_resume[s] = True
+                        m.n_resume[0] += 1
             continue
         if hws_sync:
             sync_widths(m.simd_free, m.iss_lat, now, g)
@@ -235,6 +252,7 @@ Machine = namedtuple("Machine", [
     "assigned",  # [n_sms, cta_lim]: the CTA handed to a freed slot, dispatched at the SM's next visit (-1: none)
     "cta_q",  # [2]: the next CTA to hand out, the SM that got the last one (round-robin dispatch)
     "to_resume",  # bool [n_sms]: cycle-major: SMs handed CTAs at the end of the cycle, to visit for them
+    "n_resume",  # [1]: how many of them are left
     "res_cta",  # [n_sms, cta_lim]: the CTA in each slot (-1: none)
     "cta_live",  # [n_ctas]: threads of each CTA not yet exited
     "cta_arr",  # [n_ctas]: threads waiting at the CTA's bar.sync
@@ -250,7 +268,8 @@ def machine_state(p) -> Machine:
         sm_next=np.zeros(n_sms, np.int64), sm_res=np.zeros(n_sms, np.int64), sm_lp=np.zeros(n_sms, np.int64),
         stop_t=np.full(n_sms, NEVER, np.int64), seen=np.zeros(n_sms, np.int64),
         pend=np.zeros((n_sms, p.cta_lim), np.bool_), assigned=np.full((n_sms, p.cta_lim), -1, np.int64),
-        cta_q=np.array([0, n_sms - 1], np.int64), to_resume=np.zeros(n_sms, np.bool_), res_cta=np.full((n_sms, p.cta_lim), -1, np.int64),
+        cta_q=np.array([0, n_sms - 1], np.int64), to_resume=np.zeros(n_sms, np.bool_),
+        n_resume=np.zeros(1, np.int64), res_cta=np.full((n_sms, p.cta_lim), -1, np.int64),
         cta_live=np.zeros(p.n_ctas, np.int64), cta_arr=np.zeros(p.n_ctas, np.int64),
         pos=np.zeros(n_threads, np.int64),
     )

@@ -12,7 +12,7 @@ from numba.cpython.unsafe.numbers import trailing_zeros
 from ..._jit import cycle_loop
 from ..squeeze import max_lane_count
 from ..events import EV_ISSUE, emit
-from ..memory_issue import access_mask
+from ..memory.issue import access_mask
 from ..mech import MIMD, MP_OER, SPS, DPS, FRONTIER
 from ..mech._tables import S_BLK, S_EXP, S_MASK, S_OFF, S_RPCB, S_RPCO, S_STATE, S_T, W_CTA, W_CTASLOT, W_EPOCH, \
     W_GID, W_LIVE, W_NB, W_NLANES, W_STN, W_TBASE, popcount, row_list_remove
@@ -48,7 +48,7 @@ def run(p, prog, m, s, out, mp, mr):
     ``hws`` (sps only, PDOM&HWS): a warp instruction occupies the SIMD unit for its active quarters
     after a lane-aware squeeze; ``hws_sync``: every issue of a cycle takes the widest of them.
 
-    ``mp``/``mr`` (`sim.memory_program`; both None without the memory model): with the model, a memory
+    ``mp``/``mr`` (`sim.memory.program`; both None without the memory model): with the model, a memory
     instruction's result is ready when `memory.access` says, not after its op class's latency. Its
     state couples the SMs when it has an L2 or a DRAM limit: `simulate` then runs cycle-major.
     """
@@ -310,7 +310,7 @@ def run(p, prog, m, s, out, mp, mr):
                         r = dst_reg[instr]
                         if mp is not None and mp.space[instr] >= 0:  # (None: numba drops the branch)
                             latency = access_mask(mp, mr, sm, winfo[w, W_GID], now, instr, mask, winfo[w, W_TBASE],
-                                                  winfo[w, W_NLANES], pos, r >= 0) - now
+                                                  winfo[w, W_NLANES], r >= 0, winfo[w, W_CTASLOT]) - now
                         if r >= 0 and mech == MIMD:
                             sb_write_lane(sb, sbr, W, (w * n_regs + r) * SB_ENTRY, (w * n_regs + r) * rec_words,
                                           trailing_zeros(mask), now + latency, now)

@@ -23,7 +23,7 @@ import numpy as np
 
 from ..._jit import cycle_loop, helper, hot_helper
 from ..events import EV_ISSUE, emit
-from ..memory_issue import access_slots
+from ..memory.issue import access_slots
 from ..program import BRANCH, POLICY_GTO, POLICY_MAJORITY
 from ..stats import G_BARWAIT, G_CYCLES, G_ERR, G_EXITS, G_IDLE, G_MAX_STACK, G_NREL, G_THREAD_INSTS, \
     G_VKEY, G_WARP_INSTS
@@ -181,7 +181,7 @@ def run(p, prog, m, s, out, mp, mr):
     SM's warps, pool and scoreboard in cache for thousands of cycles instead of having them evicted
     by the other SMs between two of its issues.
 
-    ``mp``/``mr`` (`sim.memory_program`; both None without the memory model): with the model, a memory
+    ``mp``/``mr`` (`sim.memory.program`; both None without the memory model): with the model, a memory
     instruction's lanes are the threads the (regrouped) warp holds, and `memory.access` says when its
     result is ready.
     """
@@ -306,7 +306,8 @@ def run(p, prog, m, s, out, mp, mr):
                 instr = block_start[wf[w, F_BLK]] + wf[w, F_OFF]
                 latency = lat[op_class[instr]]
                 if mp is not None and mp.space[instr] >= 0:  # (None: numba drops the branch)
-                    latency = access_slots(mp, mr, sm, w, wf[w, F_ID], now, instr, wsl, W, pos, dst_reg[instr] >= 0) - now
+                    latency = access_slots(mp, mr, sm, w, wf[w, F_ID], now, instr, wsl, W, dst_reg[instr] >= 0,
+                                           res_cta) - now
                 # one issue per cycle, and after a branch only once it has resolved (the control hazard)
                 nb = now + lat_branch if op_class[instr] == BRANCH else now + 1
                 width = issue(hws, w, now, nb, latency, wf, wsl, W, sw, n_q, g, reg_ready, tpc, block_start, dst_reg,

@@ -1,12 +1,15 @@
 """The memory model's compile flags (``simt_fast._jit`` for the rest of the simulator).
 
 ``helper``: called from numba code only (the timing loops, ``replay``), without the numba runtime,
-compiled once per signature and never inlined at numba-IR level: IR-inlining the model's rules
-into ``access`` multiplied the timing loops' cold compile time by seven (bench/bench_compile.py)
-for no measurable run-time gain (bench/bench_sim_memory.py). ``stream``: a numba entry point
-called from Python (``replay``).
+and inlined by LLVM into its callers (``hot_helper``): a memory instruction runs a dozen of the
+model's small rules, and their calls (each passing a handful of state arrays) cost more than their
+bodies: measured with ``memory.replay`` (bench/bench_memory.py), inlining makes an L1 hit 3x faster
+(139 -> 48 ns), a 32-lane shared access 2.6x (165 -> 63 ns); the timing loops' cold compile with the
+model grows 1.2-1.4x (bench/bench_compile.py). numba still types each rule once: inlining at
+numba-IR level instead multiplied that compile by seven. ``stream``: a numba entry point called
+from Python (``replay``).
 """
 
-from ..._jit import cycle_loop as stream, helper
+from ..._jit import cycle_loop as stream, hot_helper as helper
 
 __all__ = ["helper", "stream"]

@@ -6,7 +6,8 @@ tag is present and the sector is valid. A miss on a present line fills only that
 eviction); a miss on an absent line takes an unused way, else the least recently used line, whose
 dirty sectors the caller writes back. Every hit and every fill makes the line the most recently used.
 Each sector remembers the cycle its data arrives, so a hit on a sector still being filled waits for it
-(the request merges with the one in flight, as a miss-status holding register would merge it).
+(the request merges with the one in flight in its miss-status holding register), and how many
+requests that register holds (:func:`merge_in_flight`).
 
 A cache is an int64 array ``[cache, set, field, way]`` (fields ``layout.L_*``: a set's tags are one
 contiguous row); ``clocks[c]`` counts the uses of cache ``c`` and stamps each use, so the least
@@ -16,7 +17,7 @@ recently used line is the smallest stamp.
 from __future__ import annotations
 
 from ._jit import helper
-from .layout import L_DIRTY, L_FILL, L_LRU, L_TAG, L_VALID
+from .layout import L_DIRTY, L_FILL, L_LRU, L_MERGED, L_MRU, L_TAG, L_VALID, MERGED_MAX
 
 
 @helper
@@ -27,7 +28,12 @@ def set_of(line, n_sets, mask):
 
 @helper
 def find_way(cache, c, s, assoc, line):
-    """The way of set ``s`` holding ``line`` in cache ``c``, or -1."""
+    """The way of set ``s`` holding ``line`` in cache ``c``, or -1. The set's most recently used way
+    first: a line's sectors come one after the other (a 64-way L1 otherwise reads 64 tags per
+    sector); a set holds a line at most once, so that way is the one the walk would find."""
+    mru = cache[c, s, L_MRU, 0]
+    if cache[c, s, L_TAG, mru] == line:
+        return mru
     for w in range(assoc):
         if cache[c, s, L_TAG, w] == line:
             return w
@@ -43,6 +49,7 @@ def sector_valid(cache, c, s, w, sector):
 def touch(cache, clocks, c, s, w):
     clocks[c] += 1
     cache[c, s, L_LRU, w] = clocks[c]
+    cache[c, s, L_MRU, 0] = w
 
 
 @helper
@@ -80,5 +87,21 @@ def fill_sector(cache, clocks, c, s, assoc, w, sector, ready, dirty):
     else:
         cache[c, s, L_DIRTY, w] &= ~bit
     cache[c, s, L_FILL + (sector & 3), w] = ready
+    shift = 16 * (sector & 3)
+    cache[c, s, L_MERGED, w] = (cache[c, s, L_MERGED, w] & ~(MERGED_MAX << shift)) | (1 << shift)  # the miss itself
     touch(cache, clocks, c, s, w)
     return ev_line, ev_dirty
+
+
+@helper
+def merge_in_flight(cache, c, s, w, sector, limit):
+    """A request for ``sector`` while its data is still in flight joins the miss-status holding register
+    of the miss that fetches it, if the register holds fewer than ``limit`` requests (0: no limit);
+    returns whether it could."""
+    shift = 16 * (sector & 3)
+    held = (cache[c, s, L_MERGED, w] >> shift) & MERGED_MAX
+    if limit > 0 and held >= limit:
+        return False
+    if held < MERGED_MAX:
+        cache[c, s, L_MERGED, w] += 1 << shift
+    return True

@@ -5,8 +5,8 @@ execute a memory instruction together as under a reconvergence stack at full con
 execution of instruction i by the warp's threads is one warp-level access (a thread that executes it
 fewer times is inactive in the later ones). A warp's accesses run in program order (the earliest
 position any of its threads executes them at, then instruction order); warps run one after another,
-CTA by CTA, CTA c on SM ``c % n_sms``. Each access goes through the memory model's
-:func:`~simt_fast.sim.memory.hierarchy.access`, so coalescing, bank conflicts and cache hits are
+CTA by CTA, CTA c on SM ``c % n_sms`` in its slot ``(c // n_sms) % ctas_per_sm``. Each access goes
+through the memory model's :func:`~simt_fast.sim.memory.hierarchy.access`, so coalescing, bank conflicts and cache hits are
 exactly what the timing model computes for such a schedule; cycles are not modelled (every access
 issues at cycle 0), so only the counts mean something.
 """
@@ -22,7 +22,7 @@ from .layout import C_CONST_ACCESSES, C_MEM_SECTORS, C_SHARED_PASSES, NO_ACCESS,
 
 @jit
 def _walk(block_mem_ptr, block_mem, mem_space, mem_kind, mem_bytes, dst_reg, path_ptr, path, mem_ptr, mem_addr,
-          warp_size, tpc, n_sms, state, params, counters, inst_requests, inst_units):
+          warp_size, tpc, n_sms, cta_threads, ctas_per_sm, state, params, counters, inst_requests, inst_units):
     n_instrs = mem_space.shape[0]
     n_threads = path_ptr.shape[0] - 1
     n_ctas = n_threads // tpc
@@ -33,7 +33,7 @@ def _walk(block_mem_ptr, block_mem, mem_space, mem_kind, mem_bytes, dst_reg, pat
     first_group = np.zeros(n_instrs, np.int64)  # group id of each instruction's first execution
     warp_seen = np.empty(n_instrs, np.int64)  # instructions the warp executed
     addrs = np.empty(warp_size, np.int64)
-    tids = np.empty(warp_size, np.int64)
+    resident = np.empty(warp_size, np.int64)  # the lanes' threads' slots on the SM
     most = 0  # the most /mem entries of one warp: every per-warp buffer is allocated once
     for cta in range(n_ctas):
         for wi in range(wpc):
@@ -49,6 +49,7 @@ def _walk(block_mem_ptr, block_mem, mem_space, mem_kind, mem_bytes, dst_reg, pat
     g_key = np.empty(most, np.int64)
     for cta in range(n_ctas):
         sm = cta % n_sms
+        slot = (cta // n_sms) % ctas_per_sm  # the CTAs of an SM take its slots in turn
         for wi in range(wpc):
             t0 = cta * tpc + wi * warp_size
             t1 = min(t0 + warp_size, (cta + 1) * tpc)
@@ -113,7 +114,7 @@ def _walk(block_mem_ptr, block_mem, mem_space, mem_kind, mem_bytes, dst_reg, pat
                 instr = g_instr[g]
                 for lane in range(t1 - t0):
                     addrs[lane] = NO_ACCESS
-                    tids[lane] = t0 + lane
+                    resident[lane] = slot * cta_threads + t0 + lane - cta * tpc
                 for j in range(starts[g], starts[g + 1]):
                     x = order[j]
                     t = t0 + e_lane[x]
@@ -122,7 +123,7 @@ def _walk(block_mem_ptr, block_mem, mem_space, mem_kind, mem_bytes, dst_reg, pat
                 before = counters[C_SHARED_PASSES] if space == SPACE_SHARED else (
                     counters[C_CONST_ACCESSES] if space == SPACE_CONST else counters[C_MEM_SECTORS])
                 access(state, params, sm, 0, 0, space, mem_kind[instr], mem_bytes[instr], dst_reg[instr] >= 0, addrs,
-                       tids, t1 - t0, counters)
+                       resident, t1 - t0, counters)
                 after = counters[C_SHARED_PASSES] if space == SPACE_SHARED else (
                     counters[C_CONST_ACCESSES] if space == SPACE_CONST else counters[C_MEM_SECTORS])
                 if after > before:

@@ -163,7 +163,8 @@ class ReferenceCore:
         latency = self.lat[instr]
         if self.memory.is_access(instr):
             threads = [warp.tbase + lane if mask >> lane & 1 else None for lane in range(warp.nlanes)]
-            latency = self.memory.access(sm, warp.gid, now, instr, threads, self.dst[instr] >= 0) - now
+            latency = self.memory.access(sm, warp.gid, now, instr, threads, self.dst[instr] >= 0,
+                                         lambda t: warp.cta_slot) - now
         self.last_latency = latency
         if self.dst[instr] >= 0:
             self.scoreboards[(sm, warp.slot)].write(self.dst[instr], mask, now + latency, now)

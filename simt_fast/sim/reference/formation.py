@@ -163,7 +163,8 @@ class FormationCore:
         if self.memory.is_access(instr):
             # the lanes are the slots: whatever threads this (regrouped) warp holds
             lanes = [t if t != HOLE else None for t in w.slots]
-            latency = self.memory.access(sm, w.id, now, instr, lanes, self.dst[instr] >= 0) - now
+            latency = self.memory.access(sm, w.id, now, instr, lanes, self.dst[instr] >= 0,
+                                         lambda t: self.sm_ctas[sm].index(t // self.tpc)) - now
         self.last_latency = latency
         if self.dst[instr] >= 0:
             for t in threads:
