@@ -77,8 +77,8 @@ class ImportSummary:
 
 @dataclass
 class RecoveredKernel:
-    """A scanned kernel with its per-PC tables, recovered direct-branch targets and CFG: everything
-    a trace file needs (the threads' groups are recovered again CTA batch by CTA batch)."""
+    """A scanned kernel with its per-PC tables, recovered thread groups and CFG: everything a trace
+    file needs."""
 
     scanned: ScannedKernel
     pcs: np.ndarray  # sorted executed PCs; PC index = position
@@ -90,6 +90,7 @@ class RecoveredKernel:
     addr_base: np.ndarray  # per PC index: window base subtracted from shared/local addresses
     entry: int  # PC index every warp starts at
     target: Optional[np.ndarray] = None  # direct-branch target per PC index (n_pcs: unknown)
+    row_group: Optional[np.ndarray] = None  # per trace line: the lanes that executed it (uint32)
     cfg: Optional[paths.KernelCFG] = None
     thread_insts: int = 0
     empty_lines: int = 0
@@ -163,13 +164,6 @@ def with_cfg(kern: RecoveredKernel, codes: np.ndarray) -> RecoveredKernel:
     return kern
 
 
-def _raise_path_error(kern: RecoveredKernel, err: np.ndarray) -> None:
-    code = int(err[paths.ERR_CODE])
-    raise path_error(kern.scanned, int(err[paths.ERR_KEY]),
-                     paths.PathError(int(err[paths.ERR_LINE]), int(err[paths.ERR_LANE]), paths.PATH_ERRORS[code],
-                                     int(err[paths.ERR_OTHER])))
-
-
 def _geometry(kern: RecoveredKernel) -> tuple:
     h = kern.scanned.header
     return h.warps_per_cta, h.threads_per_cta
@@ -182,11 +176,14 @@ def recover(k: ScannedKernel) -> RecoveredKernel:
                          np.zeros(LANES, np.int64))
     kern.target = target
     err = np.zeros(5, np.int64)
+    kern.row_group = np.zeros(k.n_lines, np.uint32)
     codes, kern.thread_insts, kern.empty_lines, kern.addressless = paths.recover_warps(
-        file_order(k), k.row_slot, k.row_mask, k.row_kind, k.warp_info, *_geometry(kern), kern.entry, kern.pc_of_slot, kern.flow,
-        target, kern.is_mem, kern.n_pcs, err)
+        file_order(k), k.row_slot, k.row_mask, k.row_kind, k.warp_info, *_geometry(kern), kern.entry, kern.pc_of_slot,
+        kern.flow, target, kern.is_mem, kern.n_pcs, kern.row_group, err)
     if err[paths.ERR_CODE]:
-        _raise_path_error(kern, err)
+        what = paths.PathError(int(err[paths.ERR_LINE]), int(err[paths.ERR_LANE]),
+                               paths.PATH_ERRORS[int(err[paths.ERR_CODE])], int(err[paths.ERR_OTHER]))
+        raise path_error(k, int(err[paths.ERR_KEY]), what)
     return with_cfg(kern, codes)
 
 
@@ -223,15 +220,10 @@ def cta_ranges(k: ScannedKernel, batch_rows: int = BATCH_ROWS) -> list:
 def cta_batches(kern: RecoveredKernel) -> Iterator[tuple]:
     """(path_ptr, path, mem_ptr, mem_addr) per batch of consecutive thread blocks, in CTA linear order."""
     k, cfg = kern.scanned, kern.cfg
-    err = np.zeros(5, np.int64)
     for ctas in cta_ranges(k):
-        batch = paths.emit_threads(np.arange(ctas.start, ctas.stop, dtype=np.int64), k.row_slot, k.row_mask,
-                                   k.row_kind, k.words, k.warp_info, *_geometry(kern), kern.entry, kern.pc_of_slot,
-                                   kern.flow, kern.target, kern.is_mem, kern.addr_base, cfg.is_leader,
-                                   cfg.block_of_pc, cfg.n_blocks - 1, err)
-        if err[paths.ERR_CODE]:
-            _raise_path_error(kern, err)
-        yield batch
+        yield paths.emit_threads(np.arange(ctas.start, ctas.stop, dtype=np.int64), k.row_slot, k.row_mask, k.row_kind,
+                                 kern.row_group, k.words, k.warp_info, *_geometry(kern), kern.pc_of_slot, kern.is_mem,
+                                 kern.addr_base, cfg.is_leader, cfg.block_of_pc, cfg.n_blocks - 1)
 
 
 def summary(kern: RecoveredKernel, out) -> ImportSummary:

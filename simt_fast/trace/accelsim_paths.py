@@ -335,15 +335,16 @@ def _branch_lanes(row_slot, row_mask, r0, n, pc_of_slot, flow):
 
 @jit
 def recover_warps(order, row_slot, row_mask, row_kind, warp_info, wpc, tpc, entry, pc_of_slot, flow, target, is_mem,
-                  n_pcs, err):
-    """Recover every warp, in the order of the keys ``order``; the totals and the CFG's steps. Returns (step codes ``a * (n_pcs + 1)
+                  n_pcs, row_group, err):
+    """Recover every warp, in the order of the keys ``order``: the group of every line into
+    ``row_group`` (uint32), and the totals and the CFG's steps. Returns (step codes ``a * (n_pcs + 1)
     + b``, unique and sorted, ``b = n_pcs`` the step into the virtual exit; thread instructions;
     lines no thread executed; memory lines without addresses). On failure ``err`` holds the
     code, warp key, line, lane and other line, and the codes are empty."""
     n_max = 1
     for key in range(warp_info.shape[0]):
         n_max = max(n_max, warp_info[key, DONE] - 1)
-    groups, move_first, move_count = np.zeros(n_max, np.int64), np.zeros(n_max, np.int64), np.zeros(n_max, np.int64)
+    move_first, move_count = np.zeros(n_max, np.int64), np.zeros(n_max, np.int64)
     move_dest, move_bits = np.zeros(LANES, np.int64), np.zeros(LANES, np.int64)
     next_pc = np.zeros(LANES, np.int64)
     at_pc = np.zeros(LANES + 1, np.int64)
@@ -363,6 +364,7 @@ def recover_warps(order, row_slot, row_mask, row_kind, warp_info, wpc, tpc, entr
             move_bits = np.zeros(2 * need, np.int64)
         _moves(row_slot, row_mask, r0, n, pc_of_slot, flow, target, next_pc, move_first, move_count, move_dest,
                move_bits)
+        groups = row_group[r0:r0 + n]
         if not _recover_warp(row_slot, row_mask, r0, n, lanes, entry, pc_of_slot, flow, groups, move_first,
                              move_count, move_dest, move_bits, at_pc, at_bits, err):
             err[ERR_KEY] = key
@@ -370,7 +372,7 @@ def recover_warps(order, row_slot, row_mask, row_kind, warp_info, wpc, tpc, entr
         last[:] = -1
         for i in range(n):
             p = pc_of_slot[row_slot[r0 + i]]
-            g = groups[i]
+            g = np.int64(groups[i])
             thread_insts += popcount32(g)
             if g == 0:
                 empty += 1
@@ -434,54 +436,30 @@ def _address(words, w, kind, rank, deltas):
 
 
 @jit
-def emit_threads(ctas, row_slot, row_mask, row_kind, words, warp_info, wpc, tpc, entry, pc_of_slot, flow, target,
-                 is_mem, addr_base, is_leader, block_of_pc, exit_block, err):
+def emit_threads(ctas, row_slot, row_mask, row_kind, row_group, words, warp_info, wpc, tpc, pc_of_slot, is_mem,
+                 addr_base, is_leader, block_of_pc, exit_block):
     """Every thread of the CTAs ``ctas`` (consecutive, CTA linear order): its block path and its
-    /mem entries. Returns (path_ptr, path, mem_ptr, mem) with local CSR offsets from 0; ``err`` as
-    in :func:`recover_warps` (which has seen every warp already, so it stays clear)."""
-    batch_rows = 0
-    n_max = 1
-    for c in ctas:
-        for w in range(wpc):
-            n = warp_info[c * wpc + w, DONE] - 1
-            batch_rows += n
-            n_max = max(n_max, n)
-    groups_all = np.zeros(max(batch_rows, 1), np.int64)
-    move_first, move_count = np.zeros(n_max, np.int64), np.zeros(n_max, np.int64)
-    move_dest, move_bits = np.zeros(LANES, np.int64), np.zeros(LANES, np.int64)
-    next_pc = np.zeros(LANES, np.int64)
-    at_pc = np.zeros(LANES + 1, np.int64)
-    at_bits = np.zeros(LANES + 1, np.int64)
+    /mem entries, from the groups :func:`recover_warps` found. Returns (path_ptr, path, mem_ptr,
+    mem) with local CSR offsets from 0."""
     n_threads = len(ctas) * tpc
     path_len = np.ones(n_threads, np.int64)  # the virtual exit ends every path
     mem_len = np.zeros(n_threads, np.int64)
-    g0 = 0
     for ci in range(len(ctas)):
         for w in range(wpc):
             key = ctas[ci] * wpc + w
             r0, n = warp_info[key, ROW0], warp_info[key, DONE] - 1
-            lanes = (1 << min(LANES, tpc - w * LANES)) - 1
-            need = _branch_lanes(row_slot, row_mask, r0, n, pc_of_slot, flow)
-            if need > len(move_dest):
-                move_dest = np.zeros(2 * need, np.int64)
-                move_bits = np.zeros(2 * need, np.int64)
-            _moves(row_slot, row_mask, r0, n, pc_of_slot, flow, target, next_pc, move_first, move_count, move_dest,
-                   move_bits)
-            groups = groups_all[g0:g0 + n]
-            if not _recover_warp(row_slot, row_mask, r0, n, lanes, entry, pc_of_slot, flow, groups, move_first,
-                                 move_count, move_dest, move_bits, at_pc, at_bits, err):
-                err[ERR_KEY] = key
             t0 = ci * tpc + w * LANES
-            for i in range(n):
-                p = pc_of_slot[row_slot[r0 + i]]
-                g = groups[i]
+            for r in range(r0, r0 + n):
+                p = pc_of_slot[row_slot[r]]
+                if not is_leader[p] and not is_mem[p]:
+                    continue
+                g = np.int64(row_group[r])
                 while g:
                     low = g & -g
                     g ^= low
                     t = t0 + _lane(low)
                     path_len[t] += is_leader[p]
                     mem_len[t] += is_mem[p]
-            g0 += n
     path_ptr = np.zeros(n_threads + 1, np.int64)
     mem_ptr = np.zeros(n_threads + 1, np.int64)
     path_ptr[1:] = np.cumsum(path_len)
@@ -491,48 +469,46 @@ def emit_threads(ctas, row_slot, row_mask, row_kind, words, warp_info, wpc, tpc,
     path_at = path_ptr[:-1].copy()
     mem_at = mem_ptr[:-1].copy()
     deltas = np.zeros(LANES, np.int64)
-    g0 = 0
     for ci in range(len(ctas)):
         for w in range(wpc):
             key = ctas[ci] * wpc + w
             r0, n = warp_info[key, ROW0], warp_info[key, DONE] - 1
             t0 = ci * tpc + w * LANES
             wd = warp_info[key, WORD0]
-            for i in range(n):
-                r = r0 + i
+            for r in range(r0, r0 + n):
                 p = pc_of_slot[row_slot[r]]
                 m = np.int64(row_mask[r])
                 kind = row_kind[r]
-                g = groups_all[g0 + i]
-                if is_mem[p] and kind == K_DELTA16:  # the line's addresses, thread by thread of the mask
-                    a = words[wd]
-                    deltas[0] = a
-                    for k in range(popcount32(m) - 1):
-                        d = (words[wd + 1 + (k >> 2)] >> (16 * (k & 3))) & 0xFFFF
-                        a += d - 65536 if d >= 32768 else d
-                        deltas[k + 1] = a
-                while g:
-                    low = g & -g
-                    g ^= low
-                    t = t0 + _lane(low)
-                    if is_leader[p]:
-                        path[path_at[t]] = block_of_pc[p]
-                        path_at[t] += 1
-                    if is_mem[p]:
-                        if not m & low:
-                            a_out = _NO_ACCESS  # executed with a false guard
-                        elif kind == K_NONE:
-                            a_out = np.uint64(0)  # the line lists no address (LDC, texture, ...): offset 0
-                        else:
-                            a_out = _address(words, wd, kind, popcount32(m & (low - 1)), deltas)
-                            base = addr_base[p]
-                            # shared/local addresses in the generic window become offsets in it
-                            if base > np.uint64(0) and a_out >= base:
-                                a_out -= base
-                        mem[mem_at[t]] = a_out
-                        mem_at[t] += 1
+                if is_leader[p] or is_mem[p]:
+                    g = np.int64(row_group[r])
+                    if is_mem[p] and kind == K_DELTA16:  # the line's addresses, thread by thread of the mask
+                        a = words[wd]
+                        deltas[0] = a
+                        for k in range(popcount32(m) - 1):
+                            d = (words[wd + 1 + (k >> 2)] >> (16 * (k & 3))) & 0xFFFF
+                            a += d - 65536 if d >= 32768 else d
+                            deltas[k + 1] = a
+                    while g:
+                        low = g & -g
+                        g ^= low
+                        t = t0 + _lane(low)
+                        if is_leader[p]:
+                            path[path_at[t]] = block_of_pc[p]
+                            path_at[t] += 1
+                        if is_mem[p]:
+                            if not m & low:
+                                a_out = _NO_ACCESS  # executed with a false guard
+                            elif kind == K_NONE:
+                                a_out = np.uint64(0)  # the line lists no address (LDC, texture, ...): offset 0
+                            else:
+                                a_out = _address(words, wd, kind, popcount32(m & (low - 1)), deltas)
+                                base = addr_base[p]
+                                # shared/local addresses in the generic window become offsets in it
+                                if base > np.uint64(0) and a_out >= base:
+                                    a_out -= base
+                            mem[mem_at[t]] = a_out
+                            mem_at[t] += 1
                 wd += _row_words(kind, m)
-            g0 += n
     for t in range(n_threads):
         path[path_at[t]] = exit_block
     return path_ptr, path, mem_ptr, mem

@@ -396,14 +396,19 @@ def _scan(buf, pos, end, st, geo, cta_seen, warp_info, hash_pc, hash_slot, stati
         number = st[LINE_NO] + 1
         t0 = _skip(buf, pos, e)
         if t0 < e:
-            n_tokens = 0
-            i = t0
-            while i < e and n_tokens < 6:
-                i = _skip(buf, _token_end(buf, i, e), e)
-                n_tokens += 1
-            if n_tokens >= 6 and st[WARP] >= 0 and st[EXPECTED] >= 0 and buf[t0] != 35:
+            in_warp = st[WARP] >= 0 and st[EXPECTED] >= 0 and buf[t0] != 35  # '#'
+            r = DEFER
+            if in_warp:  # any line taken as an instruction has six fields or more
                 r = _instruction_line(buf, pos, e, number, st, geo, hash_pc, hash_slot, static_bytes, static_ptr,
                                       slot_tma, slot_width, row_slot, row_mask, row_kind, words)
+                if r == DEFER:
+                    n_tokens = 0
+                    i = t0
+                    while i < e and n_tokens < 6:
+                        i = _skip(buf, _token_end(buf, i, e), e)
+                        n_tokens += 1
+                    if n_tokens < 6:  # the reader does not call it an instruction line either
+                        r = _structure_line(buf, t0, e, number, st, geo, cta_seen, warp_info)
             else:
                 r = _structure_line(buf, t0, e, number, st, geo, cta_seen, warp_info)
             if r != ACCEPT:
