@@ -238,3 +238,35 @@ def _encode(width, addrs, mask, rng) -> tuple:
     if contiguous and len(addrs) > 1 and len(strides) == 1:
         return (width, 1, f"{addrs[0]:#x}", strides.pop())
     return (width, 2, f"{addrs[0]:#x}", *[b - a for a, b in zip(addrs, addrs[1:])])
+
+
+@dataclass
+class MachineTrace:
+    text: str  # the trace file
+    pcs: list  # per thread: its true PC sequence
+    mem: list  # per thread: its true /mem entries
+    on: list  # per thread: the PCs of the lines with it in the mask
+
+
+def machine_trace(seed, mode: str, guarded_targets: bool) -> MachineTrace:
+    """A random program (1-70 threads, 1-2 CTAs, tracer versions 3-5, line numbers or not) run by
+    the SIMT machine, printed as the tracer would."""
+    rng = random.Random(seed)
+    program = random_program(rng, barrier=rng.random() < 0.3, guarded_targets=guarded_targets)
+    n_threads, n_ctas = rng.randint(1, 70), rng.randint(1, 2)
+    lineinfo, version = rng.random() < 0.3, rng.choice([3, 4, 5])
+    out = MachineTrace("", [], [], [])
+    ctas = {}
+    for cta in range(n_ctas):
+        warps = []
+        for w in range(-(-n_threads // 32)):
+            lanes = min(32, n_threads - 32 * w)
+            run = run_warp(program, lanes, seed, cta * n_threads + 32 * w, mode, rng)
+            warps.append(format_lines(program, run, rng, lineinfo and version >= 4, version >= 4))
+            out.pcs += [[16 * p for p in run.pcs[t]] for t in range(lanes)]
+            out.mem += [run.mem[t] for t in range(lanes)]
+            out.on += [[16 * pc for pc, mask, _ in run.lines if mask >> t & 1] for t in range(lanes)]
+        ctas[(cta, 0, 0)] = warps
+    out.text = trace_text(ctas, grid=(n_ctas, 1, 1), block=(n_threads, 1, 1), version=version,
+                          lineinfo=lineinfo and version >= 4)
+    return out

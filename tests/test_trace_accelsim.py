@@ -5,7 +5,6 @@ differential test against a random SIMT machine that knows every thread's true p
 lines; the command line; one end-to-end simulation of an imported trace.
 """
 
-import random
 import re
 
 import numpy as np
@@ -280,24 +279,8 @@ def test_xz_file_imports_to_the_same_trace(tmp_path):
 
 def _machine_trace(seed, mode, guarded_targets, tmp):
     """A random program run by the SIMT machine, printed as the tracer would, and imported."""
-    rng = random.Random(seed)
-    program = ah.random_program(rng, barrier=rng.random() < 0.3, guarded_targets=guarded_targets)
-    n_threads, n_ctas = rng.randint(1, 70), rng.randint(1, 2)
-    lineinfo, version = rng.random() < 0.3, rng.choice([3, 4, 5])
-    truth_pcs, truth_mem, truth_on, ctas = [], [], [], {}
-    for cta in range(n_ctas):
-        warps = []
-        for w in range(-(-n_threads // 32)):
-            lanes = min(32, n_threads - 32 * w)
-            run = ah.run_warp(program, lanes, seed, cta * n_threads + 32 * w, mode, rng)
-            warps.append(ah.format_lines(program, run, rng, lineinfo and version >= 4, version >= 4))
-            truth_pcs += [[16 * p for p in run.pcs[t]] for t in range(lanes)]
-            truth_mem += [run.mem[t] for t in range(lanes)]
-            truth_on += [[16 * pc for pc, mask, _ in run.lines if mask >> t & 1] for t in range(lanes)]
-        ctas[(cta, 0, 0)] = warps
-    text = ah.trace_text(ctas, grid=(n_ctas, 1, 1), block=(n_threads, 1, 1), version=version,
-                         lineinfo=lineinfo and version >= 4)
-    return load_text(tmp, text), truth_pcs, truth_mem, truth_on
+    m = ah.machine_trace(seed, mode, guarded_targets)
+    return load_text(tmp, m.text), m.pcs, m.mem, m.on
 
 
 @settings(max_examples=60, deadline=None)

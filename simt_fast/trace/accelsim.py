@@ -208,9 +208,9 @@ def cfg_arrays(kern: RecoveredKernel) -> dict:
     )
 
 
-def cta_ranges(k: ScannedKernel, batch_rows: int = BATCH_ROWS) -> list:
-    """Consecutive CTA ranges of about ``batch_rows`` trace lines each."""
-    h = k.header
+def cta_ranges(k: ScannedKernel) -> list:
+    """Consecutive CTA ranges of about BATCH_ROWS trace lines each."""
+    h, batch_rows = k.header, BATCH_ROWS
     rows = (k.warp_info[:, DONE] - 1).reshape(h.n_ctas, h.warps_per_cta).sum(axis=1)
     ends = np.searchsorted(np.cumsum(rows), np.arange(batch_rows, int(rows.sum()), batch_rows), side="right")
     bounds = np.unique(np.concatenate([[0], ends, [h.n_ctas]]))

@@ -250,9 +250,11 @@ class _LineParser:
             mask = int(tokens[o + 1], 16)
         except ValueError:
             mask = -1
-        if not 0 <= mask <= 0xFFFF_FFFF or pc < 0:
-            raise self.bad(number, f"active mask '{tokens[o + 1]}' is not a 32-bit hex number" if pc >= 0
-                           else f"PC '{tokens[o]}' is negative")
+        if not 0 <= pc < 2**63:
+            raise self.bad(number, f"PC '{tokens[o]}' is " + ("negative" if pc < 0 else "beyond any code address "
+                                                                                       "(2**63 and up)"))
+        if not 0 <= mask <= 0xFFFF_FFFF:
+            raise self.bad(number, f"active mask '{tokens[o + 1]}' is not a 32-bit hex number")
         # A line without addresses repeats exactly but for its mask: check each such text once.
         tokens[o + 1] = ""
         key = tuple(tokens)

@@ -1,0 +1,205 @@
+"""The compiled Accel-Sim importer against the plain-Python reference (simt_fast.trace.accelsim_reference).
+
+Differential, on hypothesis-drawn traces: the random SIMT machine's traces, re-spaced and re-spelled
+in every way the format allows (tabs, CRs, blank and comment lines inside warps, 0x prefixes, signs,
+leading zeros); memory lines with arbitrary addresses in every address mode; and damaged traces —
+both importers must give the same trace (digest, attributes, summary) or the same one-sentence error.
+Chunk boundaries, store growth and CTA batches are forced small, so lines straddle chunks.
+"""
+
+import random
+import re
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from simt_fast.trace import TraceError, accelsim, accelsim_reference, accelsim_scan, accelsim_text
+from simt_fast.trace.accelsim_text import LineStore
+
+import accelsim_helpers as ah
+from accelsim_helpers import line
+
+
+def outcome(load, path):
+    """What an importer makes of a file: the trace's content and attributes, or its error."""
+    try:
+        t = load(path)
+    except TraceError as e:
+        return "error", str(e)
+    return "trace", t.digest(), sorted(t.attrs.items()), t.label, t.text, t.mem_bytes.tolist(), t.mem_kind.tolist()
+
+
+def assert_same(path, chunk=None):
+    """Both importers agree; ``chunk``: read that many bytes at a time, from a store of one line,
+    and write five trace lines' worth of CTAs per batch."""
+    with pytest.MonkeyPatch.context() as m:
+        if chunk is not None:
+            m.setattr(accelsim_text, "READ_CHUNK", chunk)
+            m.setattr(accelsim_scan, "LineStore", lambda: LineStore(rows=1, words=1))
+            m.setattr(accelsim, "BATCH_ROWS", 5)
+        fast = outcome(accelsim.load, path)
+    assert fast == outcome(accelsim_reference.load, path)
+    return fast
+
+
+# ---------------------------------------------------------------------------------------------
+# Valid traces, spelled every way the format allows
+# ---------------------------------------------------------------------------------------------
+
+def _respell_number(tok: str, rng: random.Random) -> str:
+    if tok.startswith(("0x", "0X")) or (not tok.lstrip("+-").isdigit() and re.fullmatch(r"[0-9a-fA-F]+", tok)):
+        digits = tok[2:] if tok.startswith(("0x", "0X")) else tok
+        return rng.choice(["0x", "0X", ""]) + rng.choice([digits.upper(), digits.lower(), "00" + digits])
+    if tok.isdigit():
+        return rng.choice(["+" + tok, "0" + tok, tok])
+    return tok
+
+
+def respell(text: str, rng: random.Random) -> str:
+    """The same trace with the freedom the format leaves: spacing, hex case and prefixes, signs and
+    leading zeros of the fields after the opcode's registers, blank, comment and unknown key lines."""
+    o = 1 if "-enable lineinfo = 1" in text else 0
+    out, inside = [], False
+    for raw in text.split("\n"):
+        tokens = raw.split()
+        inside = (inside or raw.startswith("#BEGIN_TB")) and not raw.startswith("#END_TB")
+        if len(tokens) >= 6 and inside and not tokens[0].startswith("#") and rng.random() < 0.5:
+            k = o + 2
+            k += 1 + int(tokens[k])  # the static part (register counts, registers, opcode) stays as it is
+            k += 2 + int(tokens[k + 1])
+            for i in [o, o + 1] + list(range(k, len(tokens))):  # PC, mask, width, addresses, immediate
+                if rng.random() < 0.5:
+                    tokens[i] = _respell_number(tokens[i], rng)
+            raw = "".join(t + rng.choice([" ", "  ", "\t", " \x0b"]) for t in tokens)
+            raw = rng.choice(["", " ", "\t"]) + raw + rng.choice(["", "\r", " "])
+        out.append(raw)
+        if rng.random() < 0.05 and (inside or not tokens or tokens[0].startswith("#")):
+            out.append(rng.choice(["", "   ", "# a comment"] + (["cluster id = 0,0,0"] if inside else [])))
+    return "\n".join(out)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), mode=st.sampled_from(["merge", "split"]), guarded=st.booleans(),
+       spelled=st.booleans(), chunk=st.sampled_from([None, 7, 64, 300]), xz=st.booleans())
+def test_machine_traces_import_alike(tmp_path_factory, seed, mode, guarded, spelled, chunk, xz):
+    text = ah.machine_trace(seed, mode, guarded).text
+    if spelled:
+        text = respell(text, random.Random(seed))
+    path = ah.write(tmp_path_factory.mktemp("as") / ("k.traceg.xz" if xz else "k.traceg"), text)
+    got = assert_same(path, chunk)
+    assert got[0] == "trace", got
+
+
+def test_the_scanner_takes_most_lines_itself(tmp_path, monkeypatch):
+    """Not every line through the reader: only the header, the first line at each PC, and odd ones."""
+    fed = []
+    original = accelsim_text.LineReader.feed
+    monkeypatch.setattr(accelsim_text.LineReader, "feed", lambda self, n, t: (fed.append(n), original(self, n, t)))
+    loop = [line(0x00, 0xF, "S2R", ["R0"], [])]
+    for alive in (0xF, 0xF, 0x7, 0x1):  # a loop of a load and a branch back, ending lane by lane
+        loop += [line(0x10, alive, "LDG.E", ["R1"], ["R2"], (4, 1, "0x7f5c1b000000", 4)), line(0x20, alive, "BRA", [], [])]
+    loop += [line(0x30, 0xF, "EXIT", [], [])]
+    text = ah.trace_text({(c, 0, 0): [loop] for c in range(3)}, grid=(3, 1, 1), block=(4, 1, 1))
+    k = accelsim_scan.scan_kernel(ah.write(tmp_path / "k.traceg", text))
+    assert len(fed) == text[:text.index("#BEGIN_TB")].count("\n") + 1 + len(k.instrs)
+    assert k.n_lines == 3 * len(loop) and len(k.instrs) == 4
+
+
+# ---------------------------------------------------------------------------------------------
+# Addresses in every mode, and numbers at the edges
+# ---------------------------------------------------------------------------------------------
+
+_EDGES = [0, 1, 2**32, 2**47 - 4, 2**62 - 8, 2**62, 2**63 - 8, 2**63, 2**64 - 16, 2**64 - 2]
+
+
+@st.composite
+def memory_line(draw, pc):
+    """An LDG/STS/TMA line at ``pc`` with any mask and addresses in any mode (sometimes out of range)."""
+    mask = draw(st.sampled_from([0, 1, 0xF, 0xFFFFFFFF, 0x80000001]) | st.integers(0, 2**32 - 1))
+    n = bin(mask).count("1")
+    base = draw(st.sampled_from(_EDGES) | st.integers(0, 2**48))
+    mode = draw(st.sampled_from([0, 1, 2]))
+    if mode == 0:
+        addrs = [f"{draw(st.sampled_from(_EDGES) | st.integers(0, 2**64 - 1)):#x}" for _ in range(n)]
+    elif mode == 1:
+        addrs = [f"{base:#x}", draw(st.sampled_from([0, 4, -4, 32768, 2**41, -(2**20)]) | st.integers(-2**50, 2**50))]
+    else:
+        small = draw(st.booleans())
+        bound = 2**15 if small else 2**45
+        addrs = [f"{base:#x}"] + [draw(st.integers(-bound, bound)) for _ in range(max(n - 1, 0))]
+    opcode = draw(st.sampled_from(["LDG.E", "STS", "LDL.64", "UTMALDG.2D"]))
+    imm = draw(st.sampled_from([None, 0, -3, 17]))
+    return line(pc, mask, opcode, ["R2"] if opcode.startswith("LD") else [], ["R4"], (4, mode, *addrs), imm=imm)
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data(), n_lines=st.integers(1, 6))
+def test_memory_lines_import_alike(tmp_path_factory, data, n_lines):
+    body = [line(0x00, 0xFFFFFFFF, "S2R", ["R0"], [])]
+    body += [data.draw(memory_line(0x10 * (i + 1))) for i in range(n_lines)]
+    body += [line(0x10 * (n_lines + 1), 0xFFFFFFFF, "EXIT", [], [])]
+    path = ah.write(tmp_path_factory.mktemp("as") / "k.traceg", ah.trace_text({(0, 0, 0): [body]}, block=(32, 1, 1)))
+    assert_same(path)
+
+
+# ---------------------------------------------------------------------------------------------
+# Damaged traces: the same sentence from both
+# ---------------------------------------------------------------------------------------------
+
+_BAD_TOKENS = ["zz", "-1", "0x", "1_0", "+5", "ffffffffffffffffff", "é", "#", "=", "0,0", "99999999999999999999", "1.5"]
+
+
+def damage(text: str, rng: random.Random) -> str:
+    """One to three edits, mostly of body lines: a line deleted, repeated or swapped with the next, a
+    field replaced by nonsense, a mask or PC replaced by another plausible one, or the end cut off."""
+    lines = text.split("\n")
+    body = text[:text.index("#BEGIN_TB")].count("\n")
+    for _ in range(rng.randint(1, 3)):
+        i = rng.randrange(body if rng.random() < 0.8 and body < len(lines) else 0, len(lines))
+        tokens = lines[i].split()
+        what = rng.random()
+        if what < 0.1:
+            del lines[i]
+        elif what < 0.2:
+            lines.insert(i, lines[i])
+        elif what < 0.3 and i + 1 < len(lines):
+            lines[i], lines[i + 1] = lines[i + 1], lines[i]
+        elif what < 0.5 and len(tokens) >= 6 and re.fullmatch("[0-9a-f]+", tokens[2 if len(tokens[0]) < 4 else 1]):
+            k = 2 if len(tokens[0]) < 4 else 1  # the mask (after the PC, and a line number of at most 3 digits)
+            tokens[k] = f"{int(tokens[k], 16) ^ (1 << rng.randrange(8)):08x}"
+            lines[i] = " ".join(tokens)
+        elif what < 0.6 and len(tokens) >= 6:  # another PC
+            k = 1 if len(tokens[0]) < 4 else 0
+            tokens[k] = f"{rng.randrange(0, 0x200, 0x10):04x}"
+            lines[i] = " ".join(tokens)
+        elif what < 0.95 and tokens:
+            k = rng.randrange(len(tokens))
+            tokens[k] = rng.choice(_BAD_TOKENS + [tokens[rng.randrange(len(tokens))], str(rng.randint(0, 40))])
+            lines[i] = " ".join(tokens)
+        else:
+            lines = lines[:i]
+    return "\n".join(lines)
+
+
+@settings(max_examples=80, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), cut=st.booleans())
+def test_damaged_traces_fail_alike(tmp_path_factory, seed, cut):
+    rng = random.Random(seed)
+    text = damage(ah.machine_trace(seed, rng.choice(["merge", "split"]), rng.random() < 0.3).text, rng)
+    if cut:  # a file cut inside a line: the last line has no newline
+        text = text[:rng.randrange(len(text) + 1)]
+    got = assert_same(ah.write(tmp_path_factory.mktemp("as") / "k.traceg", text))
+    if got[0] == "error":
+        assert got[1].startswith(str(tmp_path_factory.getbasetemp())) and "\n" not in got[1]
+
+
+def test_error_in_a_warp_with_interleaved_lines_names_the_right_line(tmp_path):
+    """A path error needs the file line of a warp's k-th line; with blank and comment lines inside
+    the warp they are not consecutive, and the line is found by reading the file again."""
+    lines = [line(0x00, 0xF, "S2R", ["R0"], []), line(0x10, 0xF, "NOP", [], []), line(0x20, 0x7, "EXIT", [], [])]
+    text = ah.trace_text({(0, 0, 0): [lines]}, block=(4, 1, 1)).replace("0010 ", "\n# note\n\n0010 ")
+    path = ah.write(tmp_path / "k.traceg", text)
+    number = [s.rstrip() for s in text.splitlines()].index(lines[2].rstrip()) + 1
+    with pytest.raises(TraceError, match=rf"^{re.escape(str(path))}:{number}: thread 3 .* never executes an EXIT"):
+        accelsim.load(path)
+    assert_same(path)
