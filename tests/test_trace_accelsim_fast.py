@@ -35,7 +35,7 @@ def assert_same(path, chunk=None):
     with pytest.MonkeyPatch.context() as m:
         if chunk is not None:
             m.setattr(accelsim_text, "READ_CHUNK", chunk)
-            m.setattr(accelsim_scan, "LineStore", lambda: LineStore(rows=1, words=1))
+            m.setattr(accelsim_scan, "LineStore", lambda: LineStore(rows=1, nbytes=1))
             m.setattr(accelsim, "BATCH_ROWS", 5)
         fast = outcome(accelsim.load, path)
     assert fast == outcome(accelsim_reference.load, path)

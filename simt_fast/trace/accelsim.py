@@ -39,14 +39,15 @@ from ..ir.model import OpClass
 from . import accelsim_paths as paths
 from . import sass
 from .accelsim_scan import scan_kernel
-from .accelsim_text import (DONE, FIRST_NO, LANES, LAST_NO, MIN_TRACER_VERSION, READ_CHUNK, ROW0, Header,  # noqa: F401
+from .accelsim_text import (DONE, FIRST_NO, LANES, LAST_NO, MIN_TRACER_VERSION, READ_CHUNK, ROW0, SLOT0,  # noqa: F401
+                            Header,
                             Instruction, LineReader, LineStore, Progress, ScannedKernel, cta_text, text_lines)
 from .io import TraceWriter
 from .model import MEM_FORMAT, MEM_NONE, Trace, TraceError
 
 TRACE_SUFFIXES = (".traceg", ".traceg.xz")
 WARP = LANES
-BATCH_ROWS = 1 << 20  # trace lines per batch of CTAs written at once
+BATCH_ROWS = 1 << 17  # trace lines per batch of CTAs written at once (tens of MB of paths and /mem)
 
 
 @dataclass
@@ -77,8 +78,8 @@ class ImportSummary:
 
 @dataclass
 class RecoveredKernel:
-    """A scanned kernel with its per-PC tables, recovered thread groups and CFG: everything a trace
-    file needs."""
+    """A scanned kernel with its per-PC tables, direct-branch targets and CFG: everything a trace file
+    needs (each batch of CTAs recovers its threads' groups again: cheaper than keeping them)."""
 
     scanned: ScannedKernel
     pcs: np.ndarray  # sorted executed PCs; PC index = position
@@ -90,7 +91,6 @@ class RecoveredKernel:
     addr_base: np.ndarray  # per PC index: window base subtracted from shared/local addresses
     entry: int  # PC index every warp starts at
     target: Optional[np.ndarray] = None  # direct-branch target per PC index (n_pcs: unknown)
-    row_group: Optional[np.ndarray] = None  # per trace line: the lanes that executed it (uint32)
     cfg: Optional[paths.KernelCFG] = None
     thread_insts: int = 0
     empty_lines: int = 0
@@ -139,7 +139,7 @@ def prepare(k: ScannedKernel) -> RecoveredKernel:
     instrs = [None] * len(pcs)
     for slot, ins in enumerate(k.instrs):
         instrs[pc_of_slot[slot]] = ins
-    first = pc_of_slot[k.row_slot[k.warp_info[:, ROW0]]]
+    first = pc_of_slot[k.slots[k.warp_info[:, SLOT0]]]  # a warp's first line always starts a new slot run
     wrong = np.flatnonzero(first != first[0])
     if len(wrong):
         key = int(wrong[0])
@@ -172,14 +172,12 @@ def _geometry(kern: RecoveredKernel) -> tuple:
 def recover(k: ScannedKernel) -> RecoveredKernel:
     kern = prepare(k)
     target = np.full(kern.n_pcs, kern.n_pcs, np.int64)
-    paths.direct_targets(k.row_slot, k.row_mask, k.warp_info, kern.pc_of_slot, kern.flow, target,
-                         np.zeros(LANES, np.int64))
+    paths.direct_targets(k.row_flags, k.slots, k.masks, k.warp_info, kern.pc_of_slot, kern.flow, target)
     kern.target = target
     err = np.zeros(5, np.int64)
-    kern.row_group = np.zeros(k.n_lines, np.uint32)
     codes, kern.thread_insts, kern.empty_lines, kern.addressless = paths.recover_warps(
-        file_order(k), k.row_slot, k.row_mask, k.row_kind, k.warp_info, *_geometry(kern), kern.entry, kern.pc_of_slot,
-        kern.flow, target, kern.is_mem, kern.n_pcs, kern.row_group, err)
+        file_order(k), k.row_flags, k.slots, k.masks, k.warp_info, *_geometry(kern), kern.entry, kern.pc_of_slot,
+        kern.flow, target, kern.is_mem, kern.n_pcs, err)
     if err[paths.ERR_CODE]:
         what = paths.PathError(int(err[paths.ERR_LINE]), int(err[paths.ERR_LANE]),
                                paths.PATH_ERRORS[int(err[paths.ERR_CODE])], int(err[paths.ERR_OTHER]))
@@ -221,9 +219,10 @@ def cta_batches(kern: RecoveredKernel) -> Iterator[tuple]:
     """(path_ptr, path, mem_ptr, mem_addr) per batch of consecutive thread blocks, in CTA linear order."""
     k, cfg = kern.scanned, kern.cfg
     for ctas in cta_ranges(k):
-        yield paths.emit_threads(np.arange(ctas.start, ctas.stop, dtype=np.int64), k.row_slot, k.row_mask, k.row_kind,
-                                 kern.row_group, k.words, k.warp_info, *_geometry(kern), kern.pc_of_slot, kern.is_mem,
-                                 kern.addr_base, cfg.is_leader, cfg.block_of_pc, cfg.n_blocks - 1)
+        yield paths.emit_threads(np.arange(ctas.start, ctas.stop, dtype=np.int64), k.row_flags, k.slots, k.masks,
+                                 k.addr_bytes, k.warp_info, *_geometry(kern), kern.entry, kern.pc_of_slot, kern.flow,
+                                 kern.target, kern.is_mem, kern.addr_base, cfg.is_leader, cfg.block_of_pc,
+                                 cfg.n_blocks - 1)
 
 
 def summary(kern: RecoveredKernel, out) -> ImportSummary:

@@ -51,7 +51,8 @@ import numpy as np
 from .._jit import helper, hot_helper, jit
 from ..ir.graph import immediate_postdominators
 from .accelsim_scan import popcount32
-from .accelsim_text import DONE, K_DELTA16, K_LIST, K_NONE, K_STRIDE, LANES, ROW0, WORD0
+from .accelsim_text import (BYTE0, DONE, K_LIST, K_NONE, K_STRIDE, KIND_BITS, LANES, MASK0, NEW_MASK, NEW_SLOT, ROW0,
+                            SLOT0)
 from .model import NO_ACCESS
 from .sass import FLOW_DIRECT, FLOW_EXIT, FLOW_INDIRECT, FLOW_NONE
 
@@ -96,16 +97,53 @@ def _lane(low):
 
 
 @hot_helper
-def _row_words(kind, mask):
-    """Address words the store keeps for a line (accelsim_text, *The store*)."""
-    n = popcount32(mask)
-    if kind == K_LIST:
-        return n
-    if kind == K_STRIDE:
-        return 2
-    if kind == K_DELTA16:
-        return 1 + (n + 2) // 4
-    return 0
+def _varint(buf, pos):
+    """(value as int64 bits, next position) of the LEB128 varint at buf[pos:]."""
+    z = 0
+    shift = 0
+    while True:
+        b = np.int64(buf[pos])
+        pos += 1
+        z |= (b & 0x7F) << shift
+        if b < 0x80:
+            return z, pos
+        shift += 7
+
+
+@hot_helper
+def _unzigzag(z):
+    return ((z >> 1) & 0x7FFFFFFFFFFFFFFF) ^ -(z & 1)
+
+
+@helper
+def _warp_rows(key, warp_info, row_flags, slots, masks, pc_of_slot, pcs, lmasks):
+    """Decode warp ``key``'s lines (accelsim_text, *The store*): the PC index and mask of each into
+    ``pcs`` and ``lmasks``; returns their count."""
+    r0, n = warp_info[key, ROW0], warp_info[key, DONE] - 1
+    si, mi = warp_info[key, SLOT0], warp_info[key, MASK0]
+    slot = 0
+    m = 0
+    for i in range(n):
+        f = row_flags[r0 + i]
+        if f & NEW_SLOT:
+            slot = np.int64(slots[si])
+            si += 1
+        else:
+            slot += 1
+        if f & NEW_MASK:
+            m = np.int64(masks[mi])
+            mi += 1
+        pcs[i] = pc_of_slot[slot]
+        lmasks[i] = m
+    return n
+
+
+@jit
+def _longest_warp(warp_info):
+    n = 1
+    for key in range(warp_info.shape[0]):
+        n = max(n, warp_info[key, DONE] - 1)
+    return n
 
 
 # ---------------------------------------------------------------------------------------------
@@ -113,20 +151,22 @@ def _row_words(kind, mask):
 # ---------------------------------------------------------------------------------------------
 
 
-@jit(_nrt=False)
-def direct_targets(row_slot, row_mask, warp_info, pc_of_slot, flow, target, next_pc):
+@jit
+def direct_targets(row_flags, slots, masks, warp_info, pc_of_slot, flow, target):
     """Lower ``target[b]`` (int64 per PC index, ``n_pcs`` = unknown) to the lowest landing other
     than ``b + 1`` of any thread at any execution of direct branch ``b``, over every warp.
 
     A lane's landing at a branch line is the PC of its next line with it in the mask: walking a
-    warp's lines backwards, ``next_pc[lane]`` holds it (``next_pc``: int64[32] scratch)."""
+    warp's lines backwards, ``next_pc[lane]`` holds it."""
+    n_max = _longest_warp(warp_info)
+    pcs, lmasks = np.zeros(n_max, np.int64), np.zeros(n_max, np.int64)
+    next_pc = np.zeros(LANES, np.int64)
     for key in range(warp_info.shape[0]):
-        r0, n = warp_info[key, ROW0], warp_info[key, DONE] - 1
-        for lane in range(LANES):
-            next_pc[lane] = -1
-        for r in range(r0 + n - 1, r0 - 1, -1):
-            p = pc_of_slot[row_slot[r]]
-            m = np.int64(row_mask[r])
+        n = _warp_rows(key, warp_info, row_flags, slots, masks, pc_of_slot, pcs, lmasks)
+        next_pc[:] = -1
+        for i in range(n - 1, -1, -1):
+            p = pcs[i]
+            m = lmasks[i]
             if flow[p] == FLOW_DIRECT:
                 best = target[p]
                 mm = m
@@ -170,8 +210,18 @@ def _put(at_pc, at_bits, n_at, pc, bits):
 
 
 @helper
-def _moves(row_slot, row_mask, r0, n, pc_of_slot, flow, target, next_pc, move_first, move_count, move_dest,
-           move_bits):
+def _branch_lanes(pcs, lmasks, n, flow):
+    """Upper bound of the move entries of a warp: the lanes in its branch lines' masks."""
+    total = 0
+    for i in range(n):
+        f = flow[pcs[i]]
+        if f == FLOW_DIRECT or f == FLOW_INDIRECT:
+            total += popcount32(lmasks[i])
+    return total
+
+
+@helper
+def _moves(pcs, lmasks, n, flow, target, next_pc, move_first, move_count, move_dest, move_bits):
     """Rule 2 for every branch line of the warp: where the lanes of its mask go, as entries
     (destination PC index, lanes) at ``move_first[i]``, ``move_count[i]`` of them; one entry with
     destination -1 and the lowest such lane when a lane never shows up in a later mask."""
@@ -179,9 +229,8 @@ def _moves(row_slot, row_mask, r0, n, pc_of_slot, flow, target, next_pc, move_fi
         next_pc[lane] = -1
     used = 0
     for i in range(n - 1, -1, -1):
-        r = r0 + i
-        p = pc_of_slot[row_slot[r]]
-        m = np.int64(row_mask[r])
+        p = pcs[i]
+        m = lmasks[i]
         f = flow[p]
         move_first[i] = used
         move_count[i] = 0
@@ -223,7 +272,7 @@ def _moves(row_slot, row_mask, r0, n, pc_of_slot, flow, target, next_pc, move_fi
 
 
 @helper
-def _repair(i, p, stray, row_slot, row_mask, r0, pc_of_slot, flow, groups, lanes, at_pc, at_bits, n_at, err):
+def _repair(i, p, stray, pcs, lmasks, flow, groups, lanes, at_pc, at_bits, n_at, err):
     """Rule 3 for the lanes of line ``i``'s mask whose current PC is not ``p``. Returns (ok, the
     lanes moved back here, the new entry count)."""
     fixed = 0
@@ -238,16 +287,16 @@ def _repair(i, p, stray, row_slot, row_mask, r0, pc_of_slot, flow, groups, lanes
         for k in range(i - 1, -1, -1):
             if not groups[k] & low:
                 continue
-            if np.int64(row_mask[r0 + k]) & low:
+            if lmasks[k] & low:
                 confirmed = k
                 break
-            if pc_of_slot[row_slot[r0 + k]] == p:
+            if pcs[k] == p:
                 back = k
                 break
         if back < 0:
             if confirmed < 0:
                 return _fail(err, UNREACHED, i, lane, -1), 0, n_at
-            f = flow[pc_of_slot[row_slot[r0 + confirmed]]]
+            f = flow[pcs[confirmed]]
             if f == FLOW_EXIT:
                 return _fail(err, AFTER_EXIT, i, lane, confirmed), 0, n_at
             if f == FLOW_NONE:
@@ -268,17 +317,16 @@ def _repair(i, p, stray, row_slot, row_mask, r0, pc_of_slot, flow, groups, lanes
 
 
 @helper
-def _recover_warp(row_slot, row_mask, r0, n, lanes, entry, pc_of_slot, flow, groups, move_first, move_count, move_dest,
-                  move_bits, at_pc, at_bits, err):
+def _recover_warp(pcs, lmasks, n, lanes, entry, flow, groups, move_first, move_count, move_dest, move_bits, at_pc,
+                  at_bits, err):
     """The group (lanes that executed it) of each of the warp's ``n`` lines, into ``groups``;
     False with ``err`` filled when no set of paths explains the lines (``_moves`` ran first)."""
     at_pc[0] = entry
     at_bits[0] = lanes
     n_at = 1  # the lanes waiting at each PC index (n_pcs: fell past the last PC)
     for i in range(n):
-        r = r0 + i
-        p = pc_of_slot[row_slot[r]]
-        m = np.int64(row_mask[r])
+        p = pcs[i]
+        m = lmasks[i]
         g = 0
         for k in range(n_at):
             if at_pc[k] == p:
@@ -288,8 +336,7 @@ def _recover_warp(row_slot, row_mask, r0, n, lanes, entry, pc_of_slot, flow, gro
                 at_bits[k] = at_bits[n_at]
                 break
         if m & ~g:
-            ok, fixed, n_at = _repair(i, p, m & ~g, row_slot, row_mask, r0, pc_of_slot, flow, groups, lanes, at_pc,
-                                      at_bits, n_at, err)
+            ok, fixed, n_at = _repair(i, p, m & ~g, pcs, lmasks, flow, groups, lanes, at_pc, at_bits, n_at, err)
             if not ok:
                 return False
             g |= fixed
@@ -322,28 +369,15 @@ def _recover_warp(row_slot, row_mask, r0, n, lanes, entry, pc_of_slot, flow, gro
     return True
 
 
-@helper
-def _branch_lanes(row_slot, row_mask, r0, n, pc_of_slot, flow):
-    """Upper bound of the move entries of a warp: the lanes in its branch lines' masks."""
-    total = 0
-    for r in range(r0, r0 + n):
-        f = flow[pc_of_slot[row_slot[r]]]
-        if f == FLOW_DIRECT or f == FLOW_INDIRECT:
-            total += popcount32(np.int64(row_mask[r]))
-    return total
-
-
 @jit
-def recover_warps(order, row_slot, row_mask, row_kind, warp_info, wpc, tpc, entry, pc_of_slot, flow, target, is_mem,
-                  n_pcs, row_group, err):
-    """Recover every warp, in the order of the keys ``order``: the group of every line into
-    ``row_group`` (uint32), and the totals and the CFG's steps. Returns (step codes ``a * (n_pcs + 1)
-    + b``, unique and sorted, ``b = n_pcs`` the step into the virtual exit; thread instructions;
-    lines no thread executed; memory lines without addresses). On failure ``err`` holds the
-    code, warp key, line, lane and other line, and the codes are empty."""
-    n_max = 1
-    for key in range(warp_info.shape[0]):
-        n_max = max(n_max, warp_info[key, DONE] - 1)
+def recover_warps(order, row_flags, slots, masks, warp_info, wpc, tpc, entry, pc_of_slot, flow, target, is_mem, n_pcs,
+                  err):
+    """Recover every warp, in the order of the keys ``order``; the totals and the CFG's steps.
+    Returns (step codes ``a * (n_pcs + 1) + b``, unique and sorted, ``b = n_pcs`` the step into the
+    virtual exit; thread instructions; lines no thread executed; memory lines without addresses).
+    On failure ``err`` holds the code, warp key, line, lane and other line, and the codes are empty."""
+    n_max = _longest_warp(warp_info)
+    pcs, lmasks, groups = np.zeros(n_max, np.int64), np.zeros(n_max, np.int64), np.zeros(n_max, np.int64)
     move_first, move_count = np.zeros(n_max, np.int64), np.zeros(n_max, np.int64)
     move_dest, move_bits = np.zeros(LANES, np.int64), np.zeros(LANES, np.int64)
     next_pc = np.zeros(LANES, np.int64)
@@ -356,27 +390,26 @@ def recover_warps(order, row_slot, row_mask, row_kind, warp_info, wpc, tpc, entr
     n_table = 0
     thread_insts = empty = addressless = 0
     for key in order:
-        r0, n = warp_info[key, ROW0], warp_info[key, DONE] - 1
+        n = _warp_rows(key, warp_info, row_flags, slots, masks, pc_of_slot, pcs, lmasks)
         lanes = (1 << min(LANES, tpc - (key % wpc) * LANES)) - 1
-        need = _branch_lanes(row_slot, row_mask, r0, n, pc_of_slot, flow)
+        need = _branch_lanes(pcs, lmasks, n, flow)
         if need > len(move_dest):
             move_dest = np.zeros(2 * need, np.int64)
             move_bits = np.zeros(2 * need, np.int64)
-        _moves(row_slot, row_mask, r0, n, pc_of_slot, flow, target, next_pc, move_first, move_count, move_dest,
-               move_bits)
-        groups = row_group[r0:r0 + n]
-        if not _recover_warp(row_slot, row_mask, r0, n, lanes, entry, pc_of_slot, flow, groups, move_first,
-                             move_count, move_dest, move_bits, at_pc, at_bits, err):
+        _moves(pcs, lmasks, n, flow, target, next_pc, move_first, move_count, move_dest, move_bits)
+        if not _recover_warp(pcs, lmasks, n, lanes, entry, flow, groups, move_first, move_count, move_dest, move_bits,
+                             at_pc, at_bits, err):
             err[ERR_KEY] = key
             return np.zeros(0, np.int64), 0, 0, 0
+        r0 = warp_info[key, ROW0]
         last[:] = -1
         for i in range(n):
-            p = pc_of_slot[row_slot[r0 + i]]
-            g = np.int64(groups[i])
+            p = pcs[i]
+            g = groups[i]
             thread_insts += popcount32(g)
             if g == 0:
                 empty += 1
-            if is_mem[p] and row_kind[r0 + i] == K_NONE:
+            if is_mem[p] and (row_flags[r0 + i] & KIND_BITS) == K_NONE:
                 addressless += 1
             while g:
                 low = g & -g
@@ -424,42 +457,56 @@ def recover_warps(order, row_slot, row_mask, row_kind, warp_info, wpc, tpc, entr
     return np.sort(codes[:k]), thread_insts, empty, addressless
 
 
-@hot_helper
-def _address(words, w, kind, rank, deltas):
-    """The address of the ``rank``-th thread of a line's mask (``deltas``: the line's decoded
-    K_DELTA16 addresses)."""
-    if kind == K_LIST:
-        return np.uint64(words[w + rank])
-    if kind == K_STRIDE:
-        return np.uint64(words[w] + rank * words[w + 1])
-    return np.uint64(deltas[rank])
-
-
 @jit
-def emit_threads(ctas, row_slot, row_mask, row_kind, row_group, words, warp_info, wpc, tpc, pc_of_slot, is_mem,
-                 addr_base, is_leader, block_of_pc, exit_block):
+def emit_threads(ctas, row_flags, slots, masks, addr_bytes, warp_info, wpc, tpc, entry, pc_of_slot, flow, target,
+                 is_mem, addr_base, is_leader, block_of_pc, exit_block):
     """Every thread of the CTAs ``ctas`` (consecutive, CTA linear order): its block path and its
-    /mem entries, from the groups :func:`recover_warps` found. Returns (path_ptr, path, mem_ptr,
-    mem) with local CSR offsets from 0."""
+    /mem entries. The groups are recovered again (:func:`recover_warps` has checked every warp);
+    returns (path_ptr, path, mem_ptr, mem) with local CSR offsets from 0."""
+    batch_rows = 0
+    n_max = 1
+    for c in ctas:
+        for w in range(wpc):
+            n = warp_info[c * wpc + w, DONE] - 1
+            batch_rows += n
+            n_max = max(n_max, n)
+    groups_all = np.zeros(max(batch_rows, 1), np.int64)
+    pcs, lmasks = np.zeros(n_max, np.int64), np.zeros(n_max, np.int64)
+    move_first, move_count = np.zeros(n_max, np.int64), np.zeros(n_max, np.int64)
+    move_dest, move_bits = np.zeros(LANES, np.int64), np.zeros(LANES, np.int64)
+    next_pc = np.zeros(LANES, np.int64)
+    at_pc = np.zeros(LANES + 1, np.int64)
+    at_bits = np.zeros(LANES + 1, np.int64)
+    err = np.zeros(5, np.int64)
     n_threads = len(ctas) * tpc
     path_len = np.ones(n_threads, np.int64)  # the virtual exit ends every path
     mem_len = np.zeros(n_threads, np.int64)
+    g0 = 0
     for ci in range(len(ctas)):
         for w in range(wpc):
             key = ctas[ci] * wpc + w
-            r0, n = warp_info[key, ROW0], warp_info[key, DONE] - 1
+            n = _warp_rows(key, warp_info, row_flags, slots, masks, pc_of_slot, pcs, lmasks)
+            need = _branch_lanes(pcs, lmasks, n, flow)
+            if need > len(move_dest):
+                move_dest = np.zeros(2 * need, np.int64)
+                move_bits = np.zeros(2 * need, np.int64)
+            _moves(pcs, lmasks, n, flow, target, next_pc, move_first, move_count, move_dest, move_bits)
+            groups = groups_all[g0:g0 + n]
+            _recover_warp(pcs, lmasks, n, (1 << min(LANES, tpc - w * LANES)) - 1, entry, flow, groups, move_first,
+                          move_count, move_dest, move_bits, at_pc, at_bits, err)
             t0 = ci * tpc + w * LANES
-            for r in range(r0, r0 + n):
-                p = pc_of_slot[row_slot[r]]
+            for i in range(n):
+                p = pcs[i]
                 if not is_leader[p] and not is_mem[p]:
                     continue
-                g = np.int64(row_group[r])
+                g = groups[i]
                 while g:
                     low = g & -g
                     g ^= low
                     t = t0 + _lane(low)
                     path_len[t] += is_leader[p]
                     mem_len[t] += is_mem[p]
+            g0 += n
     path_ptr = np.zeros(n_threads + 1, np.int64)
     mem_ptr = np.zeros(n_threads + 1, np.int64)
     path_ptr[1:] = np.cumsum(path_len)
@@ -468,47 +515,56 @@ def emit_threads(ctas, row_slot, row_mask, row_kind, row_group, words, warp_info
     mem = np.empty(mem_ptr[-1], np.uint64)
     path_at = path_ptr[:-1].copy()
     mem_at = mem_ptr[:-1].copy()
-    deltas = np.zeros(LANES, np.int64)
+    listed = np.zeros(LANES, np.int64)  # the current line's addresses, thread by thread of its mask
+    g0 = 0
     for ci in range(len(ctas)):
         for w in range(wpc):
             key = ctas[ci] * wpc + w
-            r0, n = warp_info[key, ROW0], warp_info[key, DONE] - 1
+            n = _warp_rows(key, warp_info, row_flags, slots, masks, pc_of_slot, pcs, lmasks)
+            r0 = warp_info[key, ROW0]
             t0 = ci * tpc + w * LANES
-            wd = warp_info[key, WORD0]
-            for r in range(r0, r0 + n):
-                p = pc_of_slot[row_slot[r]]
-                m = np.int64(row_mask[r])
-                kind = row_kind[r]
-                if is_leader[p] or is_mem[p]:
-                    g = np.int64(row_group[r])
-                    if is_mem[p] and kind == K_DELTA16:  # the line's addresses, thread by thread of the mask
-                        a = words[wd]
-                        deltas[0] = a
-                        for k in range(popcount32(m) - 1):
-                            d = (words[wd + 1 + (k >> 2)] >> (16 * (k & 3))) & 0xFFFF
-                            a += d - 65536 if d >= 32768 else d
-                            deltas[k + 1] = a
-                    while g:
-                        low = g & -g
-                        g ^= low
-                        t = t0 + _lane(low)
-                        if is_leader[p]:
-                            path[path_at[t]] = block_of_pc[p]
-                            path_at[t] += 1
-                        if is_mem[p]:
-                            if not m & low:
-                                a_out = _NO_ACCESS  # executed with a false guard
-                            elif kind == K_NONE:
-                                a_out = np.uint64(0)  # the line lists no address (LDC, texture, ...): offset 0
-                            else:
-                                a_out = _address(words, wd, kind, popcount32(m & (low - 1)), deltas)
-                                base = addr_base[p]
-                                # shared/local addresses in the generic window become offsets in it
-                                if base > np.uint64(0) and a_out >= base:
-                                    a_out -= base
-                            mem[mem_at[t]] = a_out
-                            mem_at[t] += 1
-                wd += _row_words(kind, m)
+            pos = warp_info[key, BYTE0]
+            prev = 0
+            for i in range(n):
+                p = pcs[i]
+                m = lmasks[i]
+                kind = row_flags[r0 + i] & KIND_BITS
+                if kind == K_LIST:
+                    for k in range(popcount32(m)):
+                        z, pos = _varint(addr_bytes, pos)
+                        prev += _unzigzag(z)
+                        listed[k] = prev
+                elif kind == K_STRIDE:
+                    z, pos = _varint(addr_bytes, pos)
+                    prev += _unzigzag(z)
+                    z, pos = _varint(addr_bytes, pos)
+                    stride = _unzigzag(z)
+                    for k in range(popcount32(m)):
+                        listed[k] = prev + k * stride
+                if not is_leader[p] and not is_mem[p]:
+                    continue
+                g = groups_all[g0 + i]
+                while g:
+                    low = g & -g
+                    g ^= low
+                    t = t0 + _lane(low)
+                    if is_leader[p]:
+                        path[path_at[t]] = block_of_pc[p]
+                        path_at[t] += 1
+                    if is_mem[p]:
+                        if not m & low:
+                            a_out = _NO_ACCESS  # executed with a false guard
+                        elif kind == K_NONE:
+                            a_out = np.uint64(0)  # the line lists no address (LDC, texture, ...): offset 0
+                        else:
+                            a_out = np.uint64(listed[popcount32(m & (low - 1))])
+                            base = addr_base[p]
+                            # shared/local addresses in the generic window become offsets in it
+                            if base > np.uint64(0) and a_out >= base:
+                                a_out -= base
+                        mem[mem_at[t]] = a_out
+                        mem_at[t] += 1
+            g0 += n
     for t in range(n_threads):
         path[path_at[t]] = exit_block
     return path_ptr, path, mem_ptr, mem

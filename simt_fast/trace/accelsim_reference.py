@@ -17,8 +17,8 @@ import numpy as np
 
 from . import accelsim
 from .accelsim_paths import AFTER_EXIT, LOST, NO_EXIT, NO_LANE, NOT_A_BRANCH, PATH_ERRORS, UNREACHED, PathError
-from .accelsim_text import (DONE, K_DELTA16, K_LIST, K_NONE, K_STRIDE, LANES, ROW0, WORD0, LineReader, LineStore,
-                            ScannedKernel, scanned, text_lines)
+from .accelsim_text import (BYTE0, DONE, K_LIST, K_NONE, K_STRIDE, KIND_BITS, LANES, MASK0, NEW_MASK, NEW_SLOT, ROW0,
+                            SLOT0, LineReader, LineStore, ScannedKernel, scanned, text_lines, unzigzag)
 from .model import NO_ACCESS, Trace
 from .sass import FLOW_DIRECT, FLOW_EXIT, FLOW_INDIRECT, FLOW_NONE
 
@@ -45,35 +45,48 @@ class WarpLines:
     addrs: np.ndarray  # uint64: the listed addresses, thread by thread of the mask
 
 
-def _decode(kind: int, mask: int, words: list) -> list:
-    """The addresses a stored line lists, thread by thread of its mask (accelsim_text, *The store*)."""
-    n = mask.bit_count()
-    if kind == K_LIST:
-        return [w % 2**64 for w in words[:n]]
-    if kind == K_STRIDE:
-        return [(words[0] + k * words[1]) % 2**64 for k in range(n)]
-    out = [words[0]]
-    for k in range(n - 1):
-        d = (words[1 + k // 4] >> (16 * (k % 4))) & 0xFFFF
-        out.append(out[-1] + (d - 65536 if d >= 32768 else d))
-    return out
-
-
 def warp_lines(kern: accelsim.RecoveredKernel, key: int) -> WarpLines:
+    """Warp ``key``'s lines from the store (accelsim_text, *The store*), in plain Python."""
     k = kern.scanned
-    r0, n, w = (int(v) for v in k.warp_info[key, [ROW0, DONE, WORD0]])
-    rows = range(r0, r0 + n - 1)
-    words = k.words.tolist()
-    addrs, addr_ptr = [], []
-    for r in rows:
-        kind, mask = int(k.row_kind[r]), int(k.row_mask[r])
+    r0, n, si, mi, pos = (int(v) for v in k.warp_info[key, [ROW0, DONE, SLOT0, MASK0, BYTE0]])
+    data = k.addr_bytes.tobytes()
+
+    def varint():
+        nonlocal pos
+        z = shift = 0
+        while True:
+            b = data[pos]
+            pos += 1
+            z |= (b & 0x7F) << shift
+            shift += 7
+            if b < 0x80:
+                return z
+
+    pcs, masks, kinds, addrs, addr_ptr = [], [], [], [], []
+    slot = mask = prev = 0
+    for r in range(r0, r0 + n - 1):
+        flags = int(k.row_flags[r])
+        if flags & NEW_SLOT:
+            slot, si = int(k.slots[si]), si + 1
+        else:
+            slot += 1
+        if flags & NEW_MASK:
+            mask, mi = int(k.masks[mi]), mi + 1
+        pcs.append(int(kern.pc_of_slot[slot]))
+        masks.append(mask)
+        kind = flags & KIND_BITS
+        kinds.append(kind)
         addr_ptr.append(len(addrs))
-        if kind != K_NONE:
-            listed = _decode(kind, mask, words[w:])
-            addrs += listed
-            w += {K_LIST: len(listed), K_STRIDE: 2, K_DELTA16: 1 + (len(listed) + 2) // 4}[kind]
-    return WarpLines(pc=kern.pc_of_slot[k.row_slot[r0:r0 + n - 1]].astype(np.int64), mask=k.row_mask[r0:r0 + n - 1],
-                     has_addr=k.row_kind[r0:r0 + n - 1] != K_NONE, addr_ptr=np.array(addr_ptr, np.int64),
+        if kind == K_LIST:
+            for _ in range(mask.bit_count()):
+                prev = (prev + unzigzag(varint())) % 2**64
+                addrs.append(prev)
+        elif kind == K_STRIDE:
+            prev = (prev + unzigzag(varint())) % 2**64
+            stride = unzigzag(varint())
+            addrs += [(prev + j * stride) % 2**64 for j in range(mask.bit_count())]
+    return WarpLines(pc=np.array(pcs, np.int64), mask=np.array(masks, np.uint32),
+                     has_addr=np.array(kinds, np.int64) != K_NONE, addr_ptr=np.array(addr_ptr, np.int64),
                      addrs=np.array(addrs, np.uint64))
 
 

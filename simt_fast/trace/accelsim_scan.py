@@ -20,14 +20,14 @@ from pathlib import Path
 import numpy as np
 
 from .._jit import announce_compile, helper, hot_helper, jit
-from .accelsim_text import (BODY, COUNT, CTA, CTA_WITHOUT_ID, CUR_FIRST_NO, CUR_LAST_NO, CUR_ROW0, CUR_WORD0, DONE,
-                            EXPECTED, FIRST_NO, HASH_EMPTY, K_DELTA16, K_LIST, K_NONE, K_STRIDE, LAST_NO, LINE_NO,
-                            MASK_INSTS, N_LINES, NO_CTA, PHASE, ROW0, WARP, WARP_NO, WORD0, WORD_FILL, LineReader,
-                            LineStore, Progress, ScannedKernel, chunks, scanned)
+from .accelsim_text import (BODY, BYTE0, COUNT, CTA, CTA_WITHOUT_ID, CUR_BYTE0, CUR_FIRST_NO, CUR_LAST_NO, CUR_MASK0,
+                            CUR_ROW0, CUR_SLOT0, DONE, EXPECTED, FIRST_NO, HASH_EMPTY, K_LIST, K_NONE, K_STRIDE,
+                            LAST_NO, LINE_NO, MASK0, MASK_INSTS, MAX_LINE_BYTES, N_BYTES, N_LINES, N_MASKS, N_SLOTS,
+                            NEW_MASK, NEW_SLOT, NO_CTA, PHASE, PREV_ADDR, PREV_MASK, PREV_SLOT, ROW0, SLOT0, WARP,
+                            WARP_NO, LineReader, LineStore, Progress, ScannedKernel, chunks, scanned)
 
 # what _scan returns
 CHUNK_END, DEFER, FULL, ACCEPT = range(4)
-MAX_WORDS_PER_LINE = 33  # a mode-0 list of 32 addresses, with room to spare
 GEO_LINEINFO, GEO_GX, GEO_GY, GEO_GZ, GEO_WPC = range(5)
 
 _HEX = np.full(256, -1, np.int64)
@@ -146,12 +146,30 @@ def _slot_of(hash_pc, hash_slot, pc):
     return -1
 
 
+@hot_helper
+def put_varint(out, pos, z):
+    """LEB128 bytes of ``z`` (int64 bits, read as unsigned) at out[pos:]; returns the next position."""
+    while z < 0 or z >= 0x80:
+        out[pos] = (z & 0x7F) | 0x80
+        pos += 1
+        z = (z >> 7) & 0x01FFFFFFFFFFFFFF
+    out[pos] = z
+    return pos + 1
+
+
+@hot_helper
+def zigzag(d):
+    return (d << 1) ^ (d >> 63)
+
+
 @helper
 def _close_warp(st, warp_info, wpc):
     key = st[CTA] * wpc + st[WARP]
     warp_info[key, DONE] = st[COUNT] + 1
     warp_info[key, ROW0] = st[CUR_ROW0]
-    warp_info[key, WORD0] = st[CUR_WORD0]
+    warp_info[key, SLOT0] = st[CUR_SLOT0]
+    warp_info[key, MASK0] = st[CUR_MASK0]
+    warp_info[key, BYTE0] = st[CUR_BYTE0]
     warp_info[key, FIRST_NO] = st[CUR_FIRST_NO]
     warp_info[key, LAST_NO] = st[CUR_LAST_NO]
     st[WARP] = -1
@@ -233,7 +251,10 @@ def _structure_line(buf, t0, e, number, st, geo, cta_seen, warp_info):
         st[WARP_NO] = number
         st[COUNT] = 0
         st[CUR_ROW0] = st[N_LINES]
-        st[CUR_WORD0] = st[WORD_FILL]
+        st[CUR_SLOT0] = st[N_SLOTS]
+        st[CUR_MASK0] = st[N_MASKS]
+        st[CUR_BYTE0] = st[N_BYTES]
+        st[PREV_ADDR] = 0
         return ACCEPT
     if one_word and _equals(buf, a0, a1, _INSTS):
         if st[WARP] < 0 or st[EXPECTED] >= 0:
@@ -248,11 +269,11 @@ def _structure_line(buf, t0, e, number, st, geo, cta_seen, warp_info):
 
 @helper
 def _instruction_line(buf, s, e, number, st, geo, hash_pc, hash_slot, static_bytes, static_ptr, slot_tma, slot_width,
-                      row_slot, row_mask, row_kind, words):
+                      row_flags, slots, masks, addr_bytes):
     """An instruction line: ACCEPT (stored), DEFER (untouched) or FULL (no room)."""
     row = st[N_LINES]
-    wf = st[WORD_FILL]
-    if row + 1 > len(row_slot) or wf + MAX_WORDS_PER_LINE > len(words):
+    if (row + 1 > len(row_flags) or st[N_SLOTS] + 1 > len(slots) or st[N_MASKS] + 1 > len(masks)
+            or st[N_BYTES] + MAX_LINE_BYTES > len(addr_bytes)):
         return FULL
     i = _skip(buf, s, e)
     if geo[GEO_LINEINFO]:
@@ -290,7 +311,8 @@ def _instruction_line(buf, s, e, number, st, geo, hash_pc, hash_slot, static_byt
     i = _skip(buf, j, e)
     n = popcount32(mask)
     kind = K_NONE
-    n_words = 0
+    pos = st[N_BYTES]  # addresses are written ahead and kept only if the whole line is taken
+    prev = st[PREV_ADDR]
     bulk = width > 0 and slot_tma[slot] != 0  # a bulk copy's transfer list: nothing after the width is read
     if width > 0 and not bulk:
         j = _token_end(buf, i, e)
@@ -298,15 +320,16 @@ def _instruction_line(buf, s, e, number, st, geo, hash_pc, hash_slot, static_byt
         if not ok:
             return DEFER
         i = _skip(buf, j, e)
+        kind = K_LIST
         if mode == 0:  # one address per thread of the mask
             for k in range(n):
                 j = _token_end(buf, i, e)
                 ok, a = _hex(buf, i, j)
                 if not ok:
                     return DEFER
-                words[wf + k] = a
+                pos = put_varint(addr_bytes, pos, zigzag(a - prev))
+                prev = a
                 i = _skip(buf, j, e)
-            kind, n_words = K_LIST, n
         elif mode == 1:  # base, stride
             j = _token_end(buf, i, e)
             ok, base = _hex(buf, i, j)
@@ -316,23 +339,22 @@ def _instruction_line(buf, s, e, number, st, geo, hash_pc, hash_slot, static_byt
             i = _skip(buf, j, e)
             if not ok or not ok2:
                 return DEFER
-            kind = K_LIST
             if n > 0:
                 if base >= _ADDR_LIMIT or abs(stride) >= _DELTA_LIMIT or base + (n - 1) * stride < 0:
-                    return DEFER
-                words[wf] = base
-                words[wf + 1] = stride
-                kind, n_words = K_STRIDE, 2
+                    return DEFER  # out of the address space, or too large to be sure: the reader says
+                pos = put_varint(addr_bytes, pos, zigzag(base - prev))
+                pos = put_varint(addr_bytes, pos, zigzag(stride))
+                prev = base
+                kind = K_STRIDE
         elif mode == 2:  # base, then the delta to each next thread of the mask
             j = _token_end(buf, i, e)
-            ok, base = _hex(buf, i, j)
+            ok, a = _hex(buf, i, j)
             i = _skip(buf, j, e)
-            if not ok or (n > 1 and base >= _ADDR_LIMIT):
+            if not ok or (n > 1 and a >= _ADDR_LIMIT):
                 return DEFER
             if n > 0:
-                words[wf] = base
-            small = True
-            a = base
+                pos = put_varint(addr_bytes, pos, zigzag(a - prev))
+                prev = a
             for k in range(n - 1):
                 j = _token_end(buf, i, e)
                 ok, d = _decimal(buf, i, j, True)
@@ -341,21 +363,9 @@ def _instruction_line(buf, s, e, number, st, geo, hash_pc, hash_slot, static_byt
                 a += d
                 if a < 0 or a >= _ADDR_LIMIT:
                     return DEFER
-                small = small and -32768 <= d <= 32767
-                words[wf + 1 + k] = a
+                pos = put_varint(addr_bytes, pos, zigzag(d))
+                prev = a
                 i = _skip(buf, j, e)
-            kind, n_words = K_LIST, n
-            if n > 1 and small:  # repack: the base, then four int16 deltas per word
-                prev = base
-                for k in range(n - 1):
-                    a = words[wf + 1 + k]  # read before any write reaches it (writes lag behind)
-                    part = ((a - prev) & 0xFFFF) << (16 * (k & 3))
-                    prev = a
-                    if k & 3 == 0:
-                        words[wf + 1 + (k >> 2)] = part
-                    else:
-                        words[wf + 1 + (k >> 2)] |= part
-                kind, n_words = K_DELTA16, 1 + (n + 2) // 4
         else:
             return DEFER
     if not bulk and i < e:  # at most one more field: the immediate
@@ -363,10 +373,20 @@ def _instruction_line(buf, s, e, number, st, geo, hash_pc, hash_slot, static_byt
         ok, _ = _decimal(buf, i, j, True)
         if not ok or _skip(buf, j, e) != e:
             return DEFER
-    row_slot[row] = slot
-    row_mask[row] = mask
-    row_kind[row] = kind
-    st[WORD_FILL] = wf + n_words
+    flags = kind
+    if st[COUNT] == 0 or slot != st[PREV_SLOT] + 1:
+        flags |= NEW_SLOT
+        slots[st[N_SLOTS]] = slot
+        st[N_SLOTS] += 1
+    if st[COUNT] == 0 or mask != st[PREV_MASK]:
+        flags |= NEW_MASK
+        masks[st[N_MASKS]] = mask
+        st[N_MASKS] += 1
+    row_flags[row] = flags
+    st[PREV_SLOT] = slot
+    st[PREV_MASK] = mask
+    st[PREV_ADDR] = prev
+    st[N_BYTES] = pos
     st[N_LINES] = row + 1
     st[MASK_INSTS] += n
     st[COUNT] += 1
@@ -380,7 +400,7 @@ def _instruction_line(buf, s, e, number, st, geo, hash_pc, hash_slot, static_byt
 
 @jit(_nrt=False)
 def _scan(buf, pos, end, st, geo, cta_seen, warp_info, hash_pc, hash_slot, static_bytes, static_ptr, slot_tma,
-          slot_width, row_slot, row_mask, row_kind, words):
+          slot_width, row_flags, slots, masks, addr_bytes):
     """Take the complete lines of buf[pos:end] one by one; returns (status, position): CHUNK_END at
     the first incomplete line, or DEFER / FULL at the line to hand to the reader / to retry."""
     while pos < end:
@@ -400,7 +420,7 @@ def _scan(buf, pos, end, st, geo, cta_seen, warp_info, hash_pc, hash_slot, stati
             r = DEFER
             if in_warp:  # any line taken as an instruction has six fields or more
                 r = _instruction_line(buf, pos, e, number, st, geo, hash_pc, hash_slot, static_bytes, static_ptr,
-                                      slot_tma, slot_width, row_slot, row_mask, row_kind, words)
+                                      slot_tma, slot_width, row_flags, slots, masks, addr_bytes)
                 if r == DEFER:
                     n_tokens = 0
                     i = t0
@@ -432,11 +452,11 @@ def _scan_bytes(data: bytes, reader: LineReader) -> int:
         geo = np.array([h.lineinfo, *(h.grid or (1, 1, 1)), h.warps_per_cta if h.block else 1], np.int64)
         status, pos = _scan(buf, pos, len(buf), st, geo, store.cta_seen, store.warp_info, store.hash_pc,
                             store.hash_slot, store.static_bytes, store.static_ptr, store.slot_tma, store.slot_width,
-                            store.row_slot, store.row_mask, store.row_kind, store.words)
+                            store.row_flags, store.slots, store.masks, store.addr_bytes)
         if status == CHUNK_END:
             return pos
         if status == FULL:
-            store.reserve(2 * len(store.row_slot), 2 * len(store.words))
+            store.grow(st)
             continue
         end = data.index(b"\n", pos)
         reader.feed(int(st[LINE_NO]) + 1, data[pos:end].decode("utf-8", "replace"))

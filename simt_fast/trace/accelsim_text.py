@@ -14,13 +14,17 @@ The reader's state between lines lives in one int64 array (``st``, indices below
 numpy arrays, which the scanner reads and updates in place: handing a line back and forth costs
 no copying.
 
-**The store.** One row per instruction line, in file order: the line's *slot* (its PC's index in
-order of first appearance), its mask, and how its addresses are kept (``kind``): ``K_NONE`` no
-address list; ``K_LIST`` one word per thread of the mask, the address; ``K_STRIDE`` two words,
-base and stride (mode 1); ``K_DELTA16`` the base and then the deltas between consecutive threads
-of the mask as int16, four per word (mode 2 with small deltas). Words are int64 holding the
-uint64 addresses' bits. Per warp (key ``cta * warps_per_cta + warp``): its first row, first word,
-row count and the file lines of its first and last row.
+**The store** keeps about a tenth of the text. Per instruction line, in file order, one flag
+byte: its address kind (``K_NONE`` the line lists no address; ``K_LIST`` one address per thread
+of the mask; ``K_STRIDE`` mode 1's base and stride), ``NEW_SLOT`` when its *slot* (its PC's
+index in order of first appearance) is not the previous line's plus one, ``NEW_MASK`` when its
+mask differs from the previous line's; the new slots and masks go to two streams, so straight
+code with an unchanging mask costs one byte a line. Addresses go to a byte stream as LEB128
+varints of zigzag-coded differences: each listed address minus the previous address of the
+warp's stream (so a mode-2 line is its deltas), for ``K_STRIDE`` the base minus that, then the
+stride; 64-bit wrapping arithmetic, so every uint64 address is kept exactly. Per warp (key
+``cta * warps_per_cta + warp``) ``warp_info`` holds where its lines start in each array, its line
+count + 1 (``DONE``, 0 while not complete) and the file lines of its first and last instruction.
 """
 
 from __future__ import annotations
@@ -41,15 +45,19 @@ READ_CHUNK = 1 << 22  # bytes read (and hashed) at a time
 LANES = 32
 Progress = Optional[Callable[[int, int], None]]  # (bytes read, file size)
 
-# ``st``: the reader's state between lines
-PHASE, CTA, WARP, EXPECTED, WARP_NO, COUNT, N_LINES, MASK_INSTS, LINE_NO, WORD_FILL, CUR_ROW0, CUR_WORD0, \
-    CUR_FIRST_NO, CUR_LAST_NO = range(14)
-N_STATE = 14
+# ``st``: the reader's state between lines. N_LINES, N_SLOTS, N_MASKS, N_BYTES: the store's fill;
+# CUR_*: where the open warp's lines start; PREV_*: its last line's slot and mask, its last address
+PHASE, CTA, WARP, EXPECTED, WARP_NO, COUNT, N_LINES, MASK_INSTS, LINE_NO, N_SLOTS, N_MASKS, N_BYTES, CUR_ROW0, \
+    CUR_SLOT0, CUR_MASK0, CUR_BYTE0, CUR_FIRST_NO, CUR_LAST_NO, PREV_SLOT, PREV_MASK, PREV_ADDR = range(21)
+N_STATE = 21
 HEADER, BODY = 0, 1  # st[PHASE]
 NO_CTA, CTA_WITHOUT_ID = -1, -2  # st[CTA] outside a thread block / inside, before 'thread block ='
-# store.warp_info columns: DONE is the warp's row count + 1 once its block of lines is complete (0: not seen)
-DONE, ROW0, WORD0, FIRST_NO, LAST_NO = range(5)
-K_NONE, K_LIST, K_STRIDE, K_DELTA16 = range(4)
+# store.warp_info columns (DONE: the warp's line count + 1 once its block of lines is complete, 0 before)
+DONE, ROW0, SLOT0, MASK0, BYTE0, FIRST_NO, LAST_NO = range(7)
+N_WARP_INFO = 7
+K_NONE, K_LIST, K_STRIDE = range(3)  # row flags: bits 0-1
+KIND_BITS, NEW_SLOT, NEW_MASK = 3, 4, 8
+MAX_LINE_BYTES = 32 * 10 + 2 * 10  # a line's addresses as varints, at most (32 of 10 bytes; base and stride)
 
 
 @dataclass
@@ -401,11 +409,33 @@ def pc_hash(pc: int, size: int) -> int:
     return ((pc >> 3) ^ (pc >> 20)) & (size - 1)
 
 
+def varint(z: int) -> bytes:
+    """LEB128 bytes of ``z`` (0 <= z < 2**64)."""
+    out = bytearray()
+    while z >= 0x80:
+        out.append(z & 0x7F | 0x80)
+        z >>= 7
+    out.append(z)
+    return bytes(out)
+
+
+def zigzag(d: int) -> int:
+    """The signed 64-bit difference ``d`` (any int, taken mod 2**64) as 0, -1, 1, -2, ... -> 0, 1, 2, 3, ..."""
+    d %= 2**64
+    if d >= 2**63:
+        d -= 2**64
+    return (d << 1) ^ (d >> 63)
+
+
+def unzigzag(z: int) -> int:
+    return (z >> 1) ^ -(z & 1)
+
+
 class LineStore:
-    """The instruction lines of one kernel trace in flat arrays (see the module docstring), and
+    """The instruction lines of one kernel trace (see *The store* in the module docstring), and
     the static instruction of every PC by slot."""
 
-    def __init__(self, rows: int = 1 << 16, words: int = 1 << 16):
+    def __init__(self, rows: int = 1 << 16, nbytes: int = 1 << 16):
         self.instrs: list = []  # Instruction per slot
         self.slot_of: dict = {}  # PC -> slot
         self.hash_pc = np.full(1 << 10, HASH_EMPTY, np.int64)  # open addressing: PC -> slot, for the scanner
@@ -414,17 +444,17 @@ class LineStore:
         self.static_ptr = np.zeros(1 << 8, np.int64)
         self.slot_tma = np.zeros(1 << 8, np.uint8)  # bulk copy: the address fields are not read
         self.slot_width = np.zeros(1 << 8, np.int64)  # the first mem-width field of a line with addresses
-        self.row_slot = np.zeros(rows, np.int32)
-        self.row_mask = np.zeros(rows, np.uint32)
-        self.row_kind = np.zeros(rows, np.uint8)
-        self.words = np.zeros(words, np.int64)
+        self.row_flags = np.zeros(rows, np.uint8)
+        self.slots = np.zeros(max(rows // 8, 1), np.int32)
+        self.masks = np.zeros(max(rows // 8, 1), np.uint32)
+        self.addr_bytes = np.zeros(nbytes, np.uint8)
         self.cta_seen = np.zeros(0, np.uint8)
-        self.warp_info = np.zeros((0, 5), np.int64)
+        self.warp_info = np.zeros((0, N_WARP_INFO), np.int64)
 
     def begin(self, header: Header) -> None:
         """Size the per-CTA and per-warp tables (zero pages: only the touched ones cost memory)."""
         self.cta_seen = np.zeros(header.n_ctas, np.uint8)
-        self.warp_info = np.zeros((header.n_ctas * header.warps_per_cta, 5), np.int64)
+        self.warp_info = np.zeros((header.n_ctas * header.warps_per_cta, N_WARP_INFO), np.int64)
 
     def slot(self, ins: Instruction) -> int:
         """The slot of ``ins``'s PC, registering it on first sight."""
@@ -463,24 +493,34 @@ class LineStore:
         for pc, slot in self.slot_of.items():
             self._hash_insert(pc, slot)
 
-    def reserve(self, rows: int, words: int) -> None:
-        """Room for ``rows`` lines and ``words`` address words in all."""
-        self.row_slot = _grown(self.row_slot, rows)
-        self.row_mask = _grown(self.row_mask, rows)
-        self.row_kind = _grown(self.row_kind, rows)
-        self.words = _grown(self.words, words)
+    def grow(self, st: np.ndarray) -> None:
+        """Room for at least one more line of any kind (doubling what is short)."""
+        self.row_flags = _grown(self.row_flags, int(st[N_LINES]) + 1)
+        self.slots = _grown(self.slots, int(st[N_SLOTS]) + 1)
+        self.masks = _grown(self.masks, int(st[N_MASKS]) + 1)
+        self.addr_bytes = _grown(self.addr_bytes, int(st[N_BYTES]) + MAX_LINE_BYTES)
 
     def append(self, st: np.ndarray, slot: int, mask: int, addrs: Optional[list]) -> None:
-        """One line whose addresses are a decoded list (or None: the line lists none)."""
-        row, fill = int(st[N_LINES]), int(st[WORD_FILL])
-        n = 0 if addrs is None else len(addrs)
-        self.reserve(row + 1, fill + n)
-        self.row_slot[row] = slot
-        self.row_mask[row] = mask
-        self.row_kind[row] = K_NONE if addrs is None else K_LIST
-        if n:
-            self.words.view(np.uint64)[fill:fill + n] = addrs
-        st[WORD_FILL] = fill + n
+        """One line of the open warp, with its addresses as a list (or None: the line lists none)."""
+        self.grow(st)
+        flags = K_NONE if addrs is None else K_LIST
+        if st[COUNT] == 0 or slot != st[PREV_SLOT] + 1:
+            flags |= NEW_SLOT
+            self.slots[st[N_SLOTS]] = slot
+            st[N_SLOTS] += 1
+        if st[COUNT] == 0 or mask != st[PREV_MASK]:
+            flags |= NEW_MASK
+            self.masks[st[N_MASKS]] = mask
+            st[N_MASKS] += 1
+        st[PREV_SLOT], st[PREV_MASK] = slot, mask
+        if addrs:
+            before = [int(st[PREV_ADDR])] + addrs[:-1]
+            data = b"".join(varint(zigzag(a - b)) for a, b in zip(addrs, before))
+            start = int(st[N_BYTES])
+            self.addr_bytes[start:start + len(data)] = np.frombuffer(data, np.uint8)
+            st[N_BYTES] = start + len(data)
+            st[PREV_ADDR] = addrs[-1] - 2**64 if addrs[-1] >= 2**63 else addrs[-1]  # int64 bits
+        self.row_flags[st[N_LINES]] = flags
 
 
 # ---------------------------------------------------------------------------------------------
@@ -609,7 +649,8 @@ class LineReader:
             raise TraceError(f"{self.name}:{st[WARP_NO]}: warp {st[WARP]} of thread block {cta_text(self._cta())} "
                              f"announces {st[EXPECTED]} instructions but {st[COUNT]} follow")
         key = int(st[CTA]) * self.header.warps_per_cta + int(st[WARP])
-        self.store.warp_info[key] = (st[COUNT] + 1, st[CUR_ROW0], st[CUR_WORD0], st[CUR_FIRST_NO], st[CUR_LAST_NO])
+        self.store.warp_info[key] = (st[COUNT] + 1, st[CUR_ROW0], st[CUR_SLOT0], st[CUR_MASK0], st[CUR_BYTE0],
+                                     st[CUR_FIRST_NO], st[CUR_LAST_NO])
         st[WARP] = -1
 
     def _check_cta_complete(self, number: int) -> None:
@@ -643,7 +684,8 @@ class LineReader:
             raise TraceError(f"{self.name}:{number}: warp {w} is not a new warp of a {h.threads_per_cta}-thread "
                              f"block ({h.warps_per_cta} warps)")
         st[WARP], st[EXPECTED], st[WARP_NO], st[COUNT] = w, -1, number, 0
-        st[CUR_ROW0], st[CUR_WORD0] = st[N_LINES], st[WORD_FILL]
+        st[CUR_ROW0], st[CUR_SLOT0], st[CUR_MASK0], st[CUR_BYTE0] = st[N_LINES], st[N_SLOTS], st[N_MASKS], st[N_BYTES]
+        st[PREV_ADDR] = 0
 
     def finish(self) -> None:
         """After the last line: everything the file must have had."""
@@ -666,11 +708,11 @@ class ScannedKernel:
     path: Path
     header: Header
     instrs: list  # Instruction per slot, mem_width final
-    row_slot: np.ndarray
-    row_mask: np.ndarray
-    row_kind: np.ndarray
-    words: np.ndarray
-    warp_info: np.ndarray  # per warp key: DONE, ROW0, WORD0, FIRST_NO, LAST_NO
+    row_flags: np.ndarray
+    slots: np.ndarray
+    masks: np.ndarray
+    addr_bytes: np.ndarray
+    warp_info: np.ndarray  # per warp key: DONE, ROW0, SLOT0, MASK0, BYTE0, FIRST_NO, LAST_NO
     sha256: str
     n_lines: int
     mask_insts: int
@@ -679,14 +721,20 @@ class ScannedKernel:
     def name(self) -> str:
         return str(self.path)
 
+    @property
+    def nbytes(self) -> int:
+        """What the store holds, in bytes."""
+        return sum(a.nbytes for a in (self.row_flags, self.slots, self.masks, self.addr_bytes, self.warp_info))
+
 
 def scanned(path: Path, reader: LineReader, sha256: str) -> ScannedKernel:
-    """What ``reader`` stored, once its last line was fed."""
+    """What ``reader`` stored, once its last line was fed (copied to their size: the store's room goes)."""
     reader.finish()
     store, st = reader.store, reader.st
-    n, n_words = int(st[N_LINES]), int(st[WORD_FILL])
     for slot, ins in enumerate(store.instrs):
         ins.mem_width = int(store.slot_width[slot])
-    return ScannedKernel(path=path, header=reader.header, instrs=store.instrs, row_slot=store.row_slot[:n],
-                         row_mask=store.row_mask[:n], row_kind=store.row_kind[:n], words=store.words[:n_words],
-                         warp_info=store.warp_info, sha256=sha256, n_lines=n, mask_insts=int(st[MASK_INSTS]))
+    return ScannedKernel(path=path, header=reader.header, instrs=store.instrs,
+                         row_flags=store.row_flags[:st[N_LINES]].copy(), slots=store.slots[:st[N_SLOTS]].copy(),
+                         masks=store.masks[:st[N_MASKS]].copy(), addr_bytes=store.addr_bytes[:st[N_BYTES]].copy(),
+                         warp_info=store.warp_info, sha256=sha256, n_lines=int(st[N_LINES]),
+                         mask_insts=int(st[MASK_INSTS]))
