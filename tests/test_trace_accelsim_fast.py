@@ -145,8 +145,8 @@ def test_memory_lines_import_alike(tmp_path_factory, data, n_lines):
 
 
 @pytest.mark.parametrize("mem, mask", [
-    ((4, 1, "0x10", -8), 0x3),  # the second thread at -8: out of the address space
-    ((4, 1, "0x10", -8), 0x1),  # one thread: in
+    ((4, 1, "0x4", -8), 0x3),  # the second thread at -4: out of the address space
+    ((4, 1, "0x4", -8), 0x1),  # one thread: in
     ((4, 1, "0x0", 0), 0xFFFFFFFF),
     ((4, 1, f"{2**64 - 2:#x}", 0), 0xF),  # the last address there is
     ((4, 1, f"{2**64 - 3:#x}", 1), 0x3),
@@ -214,6 +214,53 @@ def test_damaged_traces_fail_alike(tmp_path_factory, seed, cut):
     got = assert_same(ah.write(tmp_path_factory.mktemp("as") / "k.traceg", text))
     if got[0] == "error":
         assert got[1].startswith(str(tmp_path_factory.getbasetemp())) and "\n" not in got[1]
+
+
+def test_a_jump_the_lines_do_not_carry_lands_directly(tmp_path):
+    """Rule 3's direct landing: warp 0's threads show BRA 0x10 lands at 0x30; warp 1's jump there
+    too but its line at 0x30 is missing (a tracer that drops lines no guard was true on), so they
+    are first seen at 0x40 and land there straight from the branch."""
+    full = 0xFFFFFFFF
+    warp0 = [line(0x00, full, "S2R", ["R0"], []), line(0x10, full, "BRA", [], []), line(0x30, full, "NOP", [], []),
+             line(0x40, full, "EXIT", [], [])]
+    warp1 = [line(0x00, 0xF, "S2R", ["R0"], []), line(0x10, 0xF, "BRA", [], []), line(0x40, 0xF, "EXIT", [], [])]
+    path = ah.write(tmp_path / "k.traceg", ah.trace_text({(0, 0, 0): [warp0, warp1]}, block=(36, 1, 1)))
+    t = assert_same(path)
+    trace = accelsim.load(path)
+    pcs = [int(x[2:x.index("*/")], 16) for x in trace.text]
+    steps = [[pc for b in trace.thread_path(i) for pc in pcs[trace.block_start[b]:trace.block_start[b + 1]]]
+             for i in (0, 32)]
+    assert t[0] == "trace" and steps == [[0x00, 0x10, 0x30, 0x40], [0x00, 0x10, 0x40]]
+
+
+_TWO_WARPS = ah.trace_text({(0, 0, 0): [[line(0x00, 0xFFFFFFFF, "EXIT", [], [])], [line(0x00, 0xF, "EXIT", [], [])]],
+                            (1, 0, 0): [[line(0x00, 0xFFFFFFFF, "EXIT", [], [])], [line(0x00, 0xF, "EXIT", [], [])]]},
+                           grid=(2, 1, 1), block=(36, 1, 1))
+
+
+@pytest.mark.parametrize("edit, words", [
+    (lambda s: s.replace("\nwarp = 1\ninsts = 1\n0000 0000000f 0 EXIT 0 0 \n", "\n", 1), "warp 1 of thread block (0,0,0) has no instructions"),
+    (lambda s: s.replace("warp = 1\ninsts = 1\n0000 0000000f 0 EXIT 0 0 ", "warp = 1\ninsts = 0", 1), "has no instructions"),
+    (lambda s: s.replace("thread block = 1,0,0", "thread block = 0,0,0"), "appears twice"),
+    (lambda s: s.replace("#END_TB", "", 1), "'#BEGIN_TB' before the previous thread block's '#END_TB'"),
+    (lambda s: s.replace("#BEGIN_TB", "#BEGIN_TB\n#END_TB\n#BEGIN_TB", 1), "thread block without a 'thread block = x,y,z'"),
+    (lambda s: s.replace("thread block = 1,0,0", "cluster = 1"), "'warp =' before the block's 'thread block =' line"),
+    (lambda s: s.replace("thread block = 1,0,0", "thread block = 1,0,0\nthread block = 1,0,0"), "a second 'thread block ='"),
+    (lambda s: s.replace("warp = 1", "warp = 0", 1), "warp 0 is not a new warp"),
+    (lambda s: s.replace("warp = 1", "warp = 2", 1), "warp 2 is not a new warp"),
+    (lambda s: s.replace("insts = 1", "insts = 1\ninsts = 1", 1), "'insts =' must follow a 'warp =' line"),
+    (lambda s: s.replace("#END_TB\n", "#END_TB\nwarp = 3\n", 1), "is outside a thread block"),
+    (lambda s: s.replace("#END_TB\n", "#END_TB\n#END_TB\n", 1), "'#END_TB' without a '#BEGIN_TB'"),
+    (lambda s: s.replace("warp = 1\ninsts = 1", "warp = 1", 1), "an instruction line before the warp's"),
+    (lambda s: s.replace("insts = 1\n0000 0000000f", "insts = 2\n0000 0000000f", 1), "announces 2 instructions but 1"),
+    (lambda s: s.replace("thread block = 1,0,0", "thread block = 1, 0 ,0"), None),
+    (lambda s: s.replace("warp = 1", "warp =1  ", 1).replace("insts = 1", " insts= 1", 1), None),
+])
+def test_block_structure_is_read_alike(tmp_path, edit, words):
+    """Every check the scanner makes itself on '#BEGIN_TB', 'thread block =', 'warp =', 'insts =' and
+    '#END_TB' lines, each broken once: the reader's sentence (or, ``None``, the same trace)."""
+    got = assert_same(ah.write(tmp_path / "k.traceg", edit(_TWO_WARPS)))
+    assert (got[0] == "trace") if words is None else (got[0] == "error" and words in got[1]), got
 
 
 def test_error_in_a_warp_with_interleaved_lines_names_the_right_line(tmp_path):

@@ -51,8 +51,8 @@ import numpy as np
 from .._jit import helper, hot_helper, jit
 from ..ir.graph import immediate_postdominators
 from .accelsim_scan import popcount32
-from .accelsim_text import (BYTE0, DONE, K_LIST, K_NONE, K_STRIDE, KIND_BITS, LANES, MASK0, NEW_MASK, NEW_SLOT, ROW0,
-                            SLOT0)
+from .accelsim_text import (BYTE0, DONE, GROUP0, K_LIST, K_NONE, K_STRIDE, KIND_BITS, LANES, MASK0, NEW_GROUP,
+                            NEW_MASK, NEW_SLOT, ROW0, SLOT0)
 from .model import NO_ACCESS
 from .sass import FLOW_DIRECT, FLOW_EXIT, FLOW_INDIRECT, FLOW_NONE
 
@@ -371,11 +371,14 @@ def _recover_warp(pcs, lmasks, n, lanes, entry, flow, groups, move_first, move_c
 
 @jit
 def recover_warps(order, row_flags, slots, masks, warp_info, wpc, tpc, entry, pc_of_slot, flow, target, is_mem, n_pcs,
-                  err):
-    """Recover every warp, in the order of the keys ``order``; the totals and the CFG's steps.
-    Returns (step codes ``a * (n_pcs + 1) + b``, unique and sorted, ``b = n_pcs`` the step into the
-    virtual exit; thread instructions; lines no thread executed; memory lines without addresses).
-    On failure ``err`` holds the code, warp key, line, lane and other line, and the codes are empty."""
+                  group_stream, err):
+    """Recover every warp, in the order of the keys ``order`` (the file's); the totals and the CFG's
+    steps. The groups are kept as the masks are (accelsim_text, *The store*): a changed one goes to
+    ``group_stream`` (room for one per line) and its line's flags get NEW_GROUP; ``warp_info``'s
+    GROUP0 column says where each warp's start. Returns (groups kept; step codes ``a * (n_pcs + 1)
+    + b``, unique and sorted, ``b = n_pcs`` the step into the virtual exit; thread instructions;
+    lines no thread executed; memory lines without addresses). On failure ``err`` holds the code,
+    warp key, line, lane and other line, and the codes are empty."""
     n_max = _longest_warp(warp_info)
     pcs, lmasks, groups = np.zeros(n_max, np.int64), np.zeros(n_max, np.int64), np.zeros(n_max, np.int64)
     move_first, move_count = np.zeros(n_max, np.int64), np.zeros(n_max, np.int64)
@@ -388,7 +391,7 @@ def recover_warps(order, row_flags, slots, masks, warp_info, wpc, tpc, entry, pc
     ends = np.zeros(n_pcs + 1, np.bool_)  # a thread's last PC
     table = np.full(1 << 10, -1, np.int64)  # other steps: an open-addressing set of codes
     n_table = 0
-    thread_insts = empty = addressless = 0
+    thread_insts = empty = addressless = n_groups = 0
     for key in order:
         n = _warp_rows(key, warp_info, row_flags, slots, masks, pc_of_slot, pcs, lmasks)
         lanes = (1 << min(LANES, tpc - (key % wpc) * LANES)) - 1
@@ -400,12 +403,19 @@ def recover_warps(order, row_flags, slots, masks, warp_info, wpc, tpc, entry, pc
         if not _recover_warp(pcs, lmasks, n, lanes, entry, flow, groups, move_first, move_count, move_dest, move_bits,
                              at_pc, at_bits, err):
             err[ERR_KEY] = key
-            return np.zeros(0, np.int64), 0, 0, 0
+            return 0, np.zeros(0, np.int64), 0, 0, 0
         r0 = warp_info[key, ROW0]
+        warp_info[key, GROUP0] = n_groups
         last[:] = -1
         for i in range(n):
             p = pcs[i]
             g = groups[i]
+            if i == 0 or g != groups[i - 1]:
+                row_flags[r0 + i] |= NEW_GROUP
+                group_stream[n_groups] = g
+                n_groups += 1
+            else:
+                row_flags[r0 + i] &= ~NEW_GROUP
             thread_insts += popcount32(g)
             if g == 0:
                 empty += 1
@@ -454,59 +464,49 @@ def recover_warps(order, row_flags, slots, masks, warp_info, wpc, tpc, entry, pc
         if ends[a]:
             codes[k] = a * (n_pcs + 1) + n_pcs
             k += 1
-    return np.sort(codes[:k]), thread_insts, empty, addressless
+    return n_groups, np.sort(codes[:k]), thread_insts, empty, addressless
+
+
+@hot_helper
+def _next_group(row_flags, r, group_stream, gi, g):
+    """The group of line ``r`` given the previous line's ``g`` and the stream position ``gi``."""
+    if row_flags[r] & NEW_GROUP:
+        return np.int64(group_stream[gi]), gi + 1
+    return g, gi
 
 
 @jit
-def emit_threads(ctas, row_flags, slots, masks, addr_bytes, warp_info, wpc, tpc, entry, pc_of_slot, flow, target,
-                 is_mem, addr_base, is_leader, block_of_pc, exit_block):
+def emit_threads(ctas, row_flags, slots, masks, addr_bytes, group_stream, warp_info, wpc, tpc, pc_of_slot, is_mem,
+                 addr_base, is_leader, block_of_pc, exit_block):
     """Every thread of the CTAs ``ctas`` (consecutive, CTA linear order): its block path and its
-    /mem entries. The groups are recovered again (:func:`recover_warps` has checked every warp);
-    returns (path_ptr, path, mem_ptr, mem) with local CSR offsets from 0."""
-    batch_rows = 0
+    /mem entries, from the groups :func:`recover_warps` kept. Returns (path_ptr, path, mem_ptr,
+    mem) with local CSR offsets from 0."""
     n_max = 1
     for c in ctas:
         for w in range(wpc):
-            n = warp_info[c * wpc + w, DONE] - 1
-            batch_rows += n
-            n_max = max(n_max, n)
-    groups_all = np.zeros(max(batch_rows, 1), np.int64)
+            n_max = max(n_max, warp_info[c * wpc + w, DONE] - 1)
     pcs, lmasks = np.zeros(n_max, np.int64), np.zeros(n_max, np.int64)
-    move_first, move_count = np.zeros(n_max, np.int64), np.zeros(n_max, np.int64)
-    move_dest, move_bits = np.zeros(LANES, np.int64), np.zeros(LANES, np.int64)
-    next_pc = np.zeros(LANES, np.int64)
-    at_pc = np.zeros(LANES + 1, np.int64)
-    at_bits = np.zeros(LANES + 1, np.int64)
-    err = np.zeros(5, np.int64)
     n_threads = len(ctas) * tpc
     path_len = np.ones(n_threads, np.int64)  # the virtual exit ends every path
     mem_len = np.zeros(n_threads, np.int64)
-    g0 = 0
     for ci in range(len(ctas)):
         for w in range(wpc):
             key = ctas[ci] * wpc + w
             n = _warp_rows(key, warp_info, row_flags, slots, masks, pc_of_slot, pcs, lmasks)
-            need = _branch_lanes(pcs, lmasks, n, flow)
-            if need > len(move_dest):
-                move_dest = np.zeros(2 * need, np.int64)
-                move_bits = np.zeros(2 * need, np.int64)
-            _moves(pcs, lmasks, n, flow, target, next_pc, move_first, move_count, move_dest, move_bits)
-            groups = groups_all[g0:g0 + n]
-            _recover_warp(pcs, lmasks, n, (1 << min(LANES, tpc - w * LANES)) - 1, entry, flow, groups, move_first,
-                          move_count, move_dest, move_bits, at_pc, at_bits, err)
+            r0, gi, g = warp_info[key, ROW0], warp_info[key, GROUP0], 0
             t0 = ci * tpc + w * LANES
             for i in range(n):
+                g, gi = _next_group(row_flags, r0 + i, group_stream, gi, g)
                 p = pcs[i]
                 if not is_leader[p] and not is_mem[p]:
                     continue
-                g = groups[i]
-                while g:
-                    low = g & -g
-                    g ^= low
+                gg = g
+                while gg:
+                    low = gg & -gg
+                    gg ^= low
                     t = t0 + _lane(low)
                     path_len[t] += is_leader[p]
                     mem_len[t] += is_mem[p]
-            g0 += n
     path_ptr = np.zeros(n_threads + 1, np.int64)
     mem_ptr = np.zeros(n_threads + 1, np.int64)
     path_ptr[1:] = np.cumsum(path_len)
@@ -516,16 +516,16 @@ def emit_threads(ctas, row_flags, slots, masks, addr_bytes, warp_info, wpc, tpc,
     path_at = path_ptr[:-1].copy()
     mem_at = mem_ptr[:-1].copy()
     listed = np.zeros(LANES, np.int64)  # the current line's addresses, thread by thread of its mask
-    g0 = 0
     for ci in range(len(ctas)):
         for w in range(wpc):
             key = ctas[ci] * wpc + w
             n = _warp_rows(key, warp_info, row_flags, slots, masks, pc_of_slot, pcs, lmasks)
-            r0 = warp_info[key, ROW0]
+            r0, gi, g = warp_info[key, ROW0], warp_info[key, GROUP0], 0
             t0 = ci * tpc + w * LANES
             pos = warp_info[key, BYTE0]
             prev = 0
             for i in range(n):
+                g, gi = _next_group(row_flags, r0 + i, group_stream, gi, g)
                 p = pcs[i]
                 m = lmasks[i]
                 kind = row_flags[r0 + i] & KIND_BITS
@@ -543,10 +543,12 @@ def emit_threads(ctas, row_flags, slots, masks, addr_bytes, warp_info, wpc, tpc,
                         listed[k] = prev + k * stride
                 if not is_leader[p] and not is_mem[p]:
                     continue
-                g = groups_all[g0 + i]
-                while g:
-                    low = g & -g
-                    g ^= low
+                base = addr_base[p]
+                rank = 0  # lanes of the mask below the current one (the group holds the mask; lanes in order)
+                gg = g
+                while gg:
+                    low = gg & -gg
+                    gg ^= low
                     t = t0 + _lane(low)
                     if is_leader[p]:
                         path[path_at[t]] = block_of_pc[p]
@@ -557,14 +559,14 @@ def emit_threads(ctas, row_flags, slots, masks, addr_bytes, warp_info, wpc, tpc,
                         elif kind == K_NONE:
                             a_out = np.uint64(0)  # the line lists no address (LDC, texture, ...): offset 0
                         else:
-                            a_out = np.uint64(listed[popcount32(m & (low - 1))])
-                            base = addr_base[p]
+                            a_out = np.uint64(listed[rank])
                             # shared/local addresses in the generic window become offsets in it
                             if base > np.uint64(0) and a_out >= base:
                                 a_out -= base
                         mem[mem_at[t]] = a_out
                         mem_at[t] += 1
-            g0 += n
+                    if m & low:
+                        rank += 1
     for t in range(n_threads):
         path[path_at[t]] = exit_block
     return path_ptr, path, mem_ptr, mem

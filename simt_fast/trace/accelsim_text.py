@@ -52,11 +52,12 @@ PHASE, CTA, WARP, EXPECTED, WARP_NO, COUNT, N_LINES, MASK_INSTS, LINE_NO, N_SLOT
 N_STATE = 21
 HEADER, BODY = 0, 1  # st[PHASE]
 NO_CTA, CTA_WITHOUT_ID = -1, -2  # st[CTA] outside a thread block / inside, before 'thread block ='
-# store.warp_info columns (DONE: the warp's line count + 1 once its block of lines is complete, 0 before)
-DONE, ROW0, SLOT0, MASK0, BYTE0, FIRST_NO, LAST_NO = range(7)
-N_WARP_INFO = 7
+# store.warp_info columns (DONE: the warp's line count + 1 once its block of lines is complete, 0 before;
+# GROUP0: where the path recovery put the warp's first group, in its own stream of groups)
+DONE, ROW0, SLOT0, MASK0, BYTE0, FIRST_NO, LAST_NO, GROUP0 = range(8)
+N_WARP_INFO = 8
 K_NONE, K_LIST, K_STRIDE = range(3)  # row flags: bits 0-1
-KIND_BITS, NEW_SLOT, NEW_MASK = 3, 4, 8
+KIND_BITS, NEW_SLOT, NEW_MASK, NEW_GROUP = 3, 4, 8, 16  # NEW_GROUP: set by the path recovery
 MAX_LINE_BYTES = 32 * 10 + 2 * 10  # a line's addresses as varints, at most (32 of 10 bytes; base and stride)
 
 
@@ -649,8 +650,8 @@ class LineReader:
             raise TraceError(f"{self.name}:{st[WARP_NO]}: warp {st[WARP]} of thread block {cta_text(self._cta())} "
                              f"announces {st[EXPECTED]} instructions but {st[COUNT]} follow")
         key = int(st[CTA]) * self.header.warps_per_cta + int(st[WARP])
-        self.store.warp_info[key] = (st[COUNT] + 1, st[CUR_ROW0], st[CUR_SLOT0], st[CUR_MASK0], st[CUR_BYTE0],
-                                     st[CUR_FIRST_NO], st[CUR_LAST_NO])
+        self.store.warp_info[key, :GROUP0] = (st[COUNT] + 1, st[CUR_ROW0], st[CUR_SLOT0], st[CUR_MASK0],
+                                              st[CUR_BYTE0], st[CUR_FIRST_NO], st[CUR_LAST_NO])
         st[WARP] = -1
 
     def _check_cta_complete(self, number: int) -> None:
@@ -712,7 +713,7 @@ class ScannedKernel:
     slots: np.ndarray
     masks: np.ndarray
     addr_bytes: np.ndarray
-    warp_info: np.ndarray  # per warp key: DONE, ROW0, SLOT0, MASK0, BYTE0, FIRST_NO, LAST_NO
+    warp_info: np.ndarray  # per warp key: DONE, ROW0, SLOT0, MASK0, BYTE0, FIRST_NO, LAST_NO, GROUP0
     sha256: str
     n_lines: int
     mask_insts: int

@@ -157,8 +157,10 @@ class TraceWriter:
         attrs: Optional[Mapping] = None,
         with_mem: bool = False,
         mem_format: str = "",
+        gzip_level: int = COMPRESSION["compression_opts"],
     ):
         self.path = Path(path)
+        self._compression = {**COMPRESSION, "compression_opts": int(gzip_level)}
         self.mem_format = str(mem_format or "")
         self.kernel = str(kernel)
         self.grid = _triple("grid", grid)
@@ -233,20 +235,20 @@ class TraceWriter:
             g.create_dataset("text", data=np.array(texts, dtype=object), dtype=strings)
             g = self._h5.create_group("threads")
             self._ptr = g.create_dataset(
-                "path_ptr", data=np.zeros(1, np.int64), maxshape=(None,), chunks=(PTR_CHUNK,), **COMPRESSION
+                "path_ptr", data=np.zeros(1, np.int64), maxshape=(None,), chunks=(PTR_CHUNK,), **self._compression
             )
             self._path = g.create_dataset(
-                "path", shape=(0,), dtype=self.path_dtype, maxshape=(None,), chunks=(PATH_CHUNK,), **COMPRESSION
+                "path", shape=(0,), dtype=self.path_dtype, maxshape=(None,), chunks=(PATH_CHUNK,), **self._compression
             )
             if self.with_mem:
                 g = self._h5.create_group("mem")
                 if self.mem_format:
                     g.attrs["format"] = self.mem_format  # "": the older layout (kept as read)
                 self._mem_ptr = g.create_dataset(
-                    "mem_ptr", data=np.zeros(1, np.int64), maxshape=(None,), chunks=(PTR_CHUNK,), **COMPRESSION
+                    "mem_ptr", data=np.zeros(1, np.int64), maxshape=(None,), chunks=(PTR_CHUNK,), **self._compression
                 )
                 self._mem_addr = g.create_dataset(
-                    "mem_addr", shape=(0,), dtype=np.uint64, maxshape=(None,), chunks=(PATH_CHUNK,), **COMPRESSION
+                    "mem_addr", shape=(0,), dtype=np.uint64, maxshape=(None,), chunks=(PATH_CHUNK,), **self._compression
                 )
         except BaseException as e:
             self._fail(e)
