@@ -206,7 +206,8 @@ def big_import(gb: float) -> None:
         print(f"big trace: {size / 1e9:.2f} GB of text in {n_ctas} CTAs, {path.stat().st_size / 1e6:.0f} MB as "
               f".traceg.xz (written in {time.perf_counter() - t0:.0f} s)")
         t_read, _ = best_of(lambda: read_text(path), 1)
-        small, _, _ = write_trace(tmp, 2)
+        (tmp / "small").mkdir()
+        small, _, _ = write_trace(tmp / "small", 2)
         run = [sys.executable, "-c", _IMPORT_IN_CHILD]
         rss_idle = int(subprocess.run(run + ["-", "", str(small)], capture_output=True, text=True,
                                       check=True).stdout.split()[-1]) * 1024

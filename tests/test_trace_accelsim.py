@@ -405,6 +405,19 @@ def test_cli_bad_line_exits_2_with_one_line(tmp_path):
     assert not (tmp_path / "out" / "kernel-1.h5").exists()
 
 
+def test_run_notes_memory_lines_without_addresses(tmp_path):
+    """An imported trace whose LDC lines carry no address: `run` says what the memory model sees."""
+    lines = [line(0x00, 0xF, "S2R", ["R0"], []), line(0x10, 0xF, "LDC", ["R1"], ["R0"]),
+             line(0x20, 0xF, "LDG.E", ["R2"], ["R4"], (4, 1, "0x7f5c1b000000", 4)), line(0x30, 0xF, "EXIT", [], [])]
+    out = tmp_path / "k.h5"
+    accelsim.convert(ah.write(tmp_path / "k.traceg", ah.trace_text({(0, 0, 0): [lines]}, block=(4, 1, 1))), out)
+    r = CliRunner().invoke(app, ["run", str(out), "-m", "sps"])
+    assert r.exit_code == 0, r.output
+    assert "note: k.h5: 1 memory warp instructions of this Accel-Sim trace carry no address" in r.output
+    r = CliRunner().invoke(app, ["run", str(out), "-m", "sps", "--set", "perfect_memory=true"])
+    assert r.exit_code == 0 and "carry no address" not in r.output, r.output
+
+
 def test_kernelslist_refuses_raw_tracer_files(tmp_path):
     (tmp_path / "kernelslist.g").write_text("kernel-1.trace\n")
     with pytest.raises(TraceError, match=r"kernelslist.g:1: 'kernel-1.trace' is a raw tracer file"):

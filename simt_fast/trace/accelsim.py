@@ -285,15 +285,6 @@ def convert(path, out, progress: Progress = None) -> ImportSummary:
     return s
 
 
-def addressless_note(trace: Trace) -> Optional[str]:
-    """One line for a trace imported with memory lines that carry no address (docs/trace.md, /mem)."""
-    n = int(trace.attrs.get("accelsim_addressless_mem_lines", 0) or 0)
-    if not n:
-        return None
-    return (f"{n} memory warp instructions carry no address in the Accel-Sim trace (LDC, texture, surface): the "
-            f"memory model sees offset 0 for every thread of them")
-
-
 # ---------------------------------------------------------------------------------------------
 # Trace directories
 # ---------------------------------------------------------------------------------------------

@@ -739,3 +739,13 @@ def scanned(path: Path, reader: LineReader, sha256: str) -> ScannedKernel:
                          masks=store.masks[:st[N_MASKS]].copy(), addr_bytes=store.addr_bytes[:st[N_BYTES]].copy(),
                          warp_info=store.warp_info, sha256=sha256, n_lines=int(st[N_LINES]),
                          mask_insts=int(st[MASK_INSTS]))
+
+
+def addressless_note(trace) -> Optional[str]:
+    """The one-line note for a run with the memory model on a trace imported with memory lines that
+    carry no address (LDC, texture, surface: docs/trace.md, *Memory addresses*); None otherwise."""
+    n = int(trace.attrs.get("accelsim_addressless_mem_lines", 0) or 0)
+    if not n:
+        return None
+    return (f"{n} memory warp instructions of this Accel-Sim trace carry no address (LDC, texture, surface); the "
+            f"memory model sees every thread of them access offset 0")
