@@ -228,20 +228,23 @@ def test_damaged_traces_fail_alike(tmp_path_factory, seed, cut):
 
 
 def test_a_jump_the_lines_do_not_carry_lands_directly(tmp_path):
-    """Rule 3's direct landing: warp 0's threads show BRA 0x10 lands at 0x30; warp 1's jump there
-    too but its line at 0x30 is missing (a tracer that drops lines no guard was true on), so they
-    are first seen at 0x40 and land there straight from the branch."""
+    """Rule 3's direct landing: in warp 0, BRA 0x10 sends lanes 0-15 to 0x30 while lanes 16-31 run
+    0x20 (so 0x30 is the branch's target, not its next executed PC); warp 1's four threads all
+    jump, but its line at 0x30 is missing (a tracer that drops lines no guard was true on), so
+    they are first seen at 0x40 and land there straight from the branch, which they did execute."""
     full = 0xFFFFFFFF
-    warp0 = [line(0x00, full, "S2R", ["R0"], []), line(0x10, full, "BRA", [], []), line(0x30, full, "NOP", [], []),
-             line(0x40, full, "EXIT", [], [])]
+    warp0 = [line(0x00, full, "S2R", ["R0"], []), line(0x10, 0xFFFF, "BRA", [], []),
+             line(0x20, 0xFFFF0000, "NOP", [], []), line(0x30, full, "NOP", [], []), line(0x40, full, "EXIT", [], [])]
     warp1 = [line(0x00, 0xF, "S2R", ["R0"], []), line(0x10, 0xF, "BRA", [], []), line(0x40, 0xF, "EXIT", [], [])]
     path = ah.write(tmp_path / "k.traceg", ah.trace_text({(0, 0, 0): [warp0, warp1]}, block=(36, 1, 1)))
-    t = assert_same(path)
+    assert assert_same(path)[0] == "trace"
     trace = accelsim.load(path)
     pcs = [int(x[2:x.index("*/")], 16) for x in trace.text]
     steps = [[pc for b in trace.thread_path(i) for pc in pcs[trace.block_start[b]:trace.block_start[b + 1]]]
-             for i in (0, 32)]
-    assert t[0] == "trace" and steps == [[0x00, 0x10, 0x30, 0x40], [0x00, 0x10, 0x40]]
+             for i in (0, 16, 32)]
+    assert steps == [[0x00, 0x10, 0x30, 0x40], [0x00, 0x10, 0x20, 0x30, 0x40], [0x00, 0x10, 0x40]]
+    # executed with a false guard: the BRA by lanes 16-31; every other instruction ran in its mask
+    assert trace.attrs["predicated_off_thread_insts"] == 16
 
 
 _TWO_WARPS = ah.trace_text({(0, 0, 0): [[line(0x00, 0xFFFFFFFF, "EXIT", [], [])], [line(0x00, 0xF, "EXIT", [], [])]],
