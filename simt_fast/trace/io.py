@@ -316,7 +316,7 @@ class TraceWriter:
             staged = sum(v.nbytes for _, parts in self._staged.values() for v in parts)
             _storage.reserve(self._fd, staged + staged // 8 + FLUSH_RESERVE)
             for ds, parts in self._staged.values():
-                self._grow(ds, np.concatenate(parts))
+                self._grow(ds, parts[0] if len(parts) == 1 else np.concatenate(parts))
         except BaseException as e:
             self._fail(e)
             raise
@@ -642,7 +642,7 @@ class _ContentHash:
 
     def array(self, name: str, values) -> None:
         arr = np.ascontiguousarray(np.asarray(values).astype(self.CANONICAL[name], copy=False))
-        self.parts.setdefault(name, hashlib.sha256()).update(arr.tobytes())
+        self.parts.setdefault(name, hashlib.sha256()).update(arr)  # the array's bytes, without a copy
 
     def strings(self, name: str, items) -> None:
         h = self.parts.setdefault(name, hashlib.sha256())
