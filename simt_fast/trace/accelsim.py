@@ -51,7 +51,7 @@ WARP = LANES
 # gzip level 2 writes it in about half the time of the emulator's level 4, for files ~13% larger
 # (measured on a replicated 200-CTA matrixMul trace: 0.92 s vs 1.75 s for 447 MB of /mem, 8.7 vs 7.7 MB)
 GZIP_LEVEL = 2
-BATCH_ROWS = 1 << 17  # trace lines per batch of CTAs written at once (tens of MB of paths and /mem)
+BATCH_ROWS = 1 << 16  # trace lines per batch of CTAs written at once (some 10 MB of paths and /mem)
 
 
 @dataclass
@@ -179,11 +179,12 @@ def recover(k: ScannedKernel) -> RecoveredKernel:
     paths.direct_targets(k.row_flags, k.slots, k.masks, k.warp_info, kern.pc_of_slot, kern.flow, target)
     kern.target = target
     err = np.zeros(5, np.int64)
-    groups = np.empty(k.n_lines, np.uint32)  # pages that stay unwritten cost no memory
+    groups = np.empty(k.n_lines, np.uint32)  # pages never written cost no memory
     n_groups, codes, kern.thread_insts, kern.empty_lines, kern.addressless = paths.recover_warps(
         file_order(k), k.row_flags, k.slots, k.masks, k.warp_info, *_geometry(kern), kern.entry, kern.pc_of_slot,
         kern.flow, target, kern.is_mem, kern.n_pcs, groups, err)
-    kern.groups = groups[:n_groups].copy()
+    groups.resize(n_groups, refcheck=False)  # in place: the unused tail is given back
+    kern.groups = groups
     if err[paths.ERR_CODE]:
         what = paths.PathError(int(err[paths.ERR_LINE]), int(err[paths.ERR_LANE]),
                                paths.PATH_ERRORS[int(err[paths.ERR_CODE])], int(err[paths.ERR_OTHER]))

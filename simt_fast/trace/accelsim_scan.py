@@ -468,7 +468,7 @@ def scan_kernel(path, progress: Progress = None) -> ScannedKernel:
     path = Path(path)
     reader = LineReader(str(path), LineStore())
     digest = hashlib.sha256()
-    announce_compile(_scan, "the Accel-Sim trace scanner", 15)
+    announce_compile(_scan, "the Accel-Sim trace importer", 15)  # its kernels compile together: 15 s cold
     tail = b""
     for chunk in chunks(path, progress, digest):
         data = tail + chunk

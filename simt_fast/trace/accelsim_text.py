@@ -393,12 +393,11 @@ class _LineParser:
 
 
 def _grown(a: np.ndarray, need: int) -> np.ndarray:
-    """``a`` with room for at least ``need`` entries along its first axis (doubling)."""
-    if need <= len(a):
-        return a
-    out = np.zeros((max(need, 2 * len(a)),) + a.shape[1:], a.dtype)
-    out[:len(a)] = a
-    return out
+    """``a`` with room for at least ``need`` entries along its first axis (doubling, zeros after the
+    old ones). Resized in place: a large array is remapped, not copied, so it is never held twice."""
+    if need > len(a):
+        a.resize((max(need, 2 * len(a)),) + a.shape[1:], refcheck=False)
+    return a
 
 
 HASH_EMPTY = -1
@@ -729,16 +728,17 @@ class ScannedKernel:
 
 
 def scanned(path: Path, reader: LineReader, sha256: str) -> ScannedKernel:
-    """What ``reader`` stored, once its last line was fed (copied to their size: the store's room goes)."""
+    """What ``reader`` stored, once its last line was fed (the arrays shrunk in place to their fill)."""
     reader.finish()
     store, st = reader.store, reader.st
     for slot, ins in enumerate(store.instrs):
         ins.mem_width = int(store.slot_width[slot])
-    return ScannedKernel(path=path, header=reader.header, instrs=store.instrs,
-                         row_flags=store.row_flags[:st[N_LINES]].copy(), slots=store.slots[:st[N_SLOTS]].copy(),
-                         masks=store.masks[:st[N_MASKS]].copy(), addr_bytes=store.addr_bytes[:st[N_BYTES]].copy(),
-                         warp_info=store.warp_info, sha256=sha256, n_lines=int(st[N_LINES]),
-                         mask_insts=int(st[MASK_INSTS]))
+    arrays = [store.row_flags, store.slots, store.masks, store.addr_bytes]
+    for a, n in zip(arrays, (st[N_LINES], st[N_SLOTS], st[N_MASKS], st[N_BYTES])):
+        a.resize(int(n), refcheck=False)
+    return ScannedKernel(path=path, header=reader.header, instrs=store.instrs, row_flags=arrays[0], slots=arrays[1],
+                         masks=arrays[2], addr_bytes=arrays[3], warp_info=store.warp_info, sha256=sha256,
+                         n_lines=int(st[N_LINES]), mask_insts=int(st[MASK_INSTS]))
 
 
 def addressless_note(trace) -> Optional[str]:
