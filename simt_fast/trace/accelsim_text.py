@@ -393,10 +393,11 @@ class _LineParser:
 
 
 def _grown(a: np.ndarray, need: int) -> np.ndarray:
-    """``a`` with room for at least ``need`` entries along its first axis (doubling, zeros after the
-    old ones). Resized in place: a large array is remapped, not copied, so it is never held twice."""
+    """``a`` with room for at least ``need`` entries along its first axis, zeros after the old ones.
+    Resized in place: a large array is remapped, not copied, so it is never held twice; by a quarter
+    at a time, because numpy writes the zeros (the room costs memory before it is used)."""
     if need > len(a):
-        a.resize((max(need, 2 * len(a)),) + a.shape[1:], refcheck=False)
+        a.resize((max(need, len(a) + len(a) // 4 + 1024),) + a.shape[1:], refcheck=False)
     return a
 
 
