@@ -283,6 +283,8 @@ def convert(path, out, progress: Progress = None) -> ImportSummary:
                      gzip_level=GZIP_LEVEL) as writer:
         for batch in cta_batches(kern):
             writer.append(*batch)
+            if progress is not None:  # after reading the text (bytes), writing the threads (CTAs)
+                progress(writer.n_threads // h.threads_per_cta, h.n_ctas, "writing")
     return s
 
 

@@ -43,7 +43,9 @@ from .model import TraceError
 MIN_TRACER_VERSION = 3
 READ_CHUNK = 1 << 22  # bytes read (and hashed) at a time
 LANES = 32
-Progress = Optional[Callable[[int, int], None]]  # (bytes read, file size)
+# progress(done, total[, stage]): bytes of the file read while reading it, then (convert) thread
+# blocks written with the stage "writing"
+Progress = Optional[Callable[..., None]]
 
 # ``st``: the reader's state between lines. N_LINES, N_SLOTS, N_MASKS, N_BYTES: the store's fill;
 # CUR_*: where the open warp's lines start; PREV_*: its last line's slot and mask, its last address
