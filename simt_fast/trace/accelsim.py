@@ -39,9 +39,9 @@ from ..ir.model import OpClass
 from . import accelsim_paths as paths
 from . import sass
 from .accelsim_scan import scan_kernel
-from .accelsim_text import (DONE, FIRST_NO, LANES, LAST_NO, MIN_TRACER_VERSION, READ_CHUNK, ROW0, SLOT0,  # noqa: F401
-                            Header,
-                            Instruction, LineReader, LineStore, Progress, ScannedKernel, cta_text, text_lines)
+from .accelsim_text import (DONE, FIRST_NO, LANES, LAST_NO, ROW0, SLOT0, LineReader, LineStore, Progress,
+                            ScannedKernel, cta_text, text_lines)
+from .accelsim_text import Header, Instruction, MIN_TRACER_VERSION, READ_CHUNK  # noqa: F401 (public here before)
 from .io import TraceWriter
 from .model import MEM_FORMAT, MEM_NONE, Trace, TraceError
 
@@ -174,6 +174,8 @@ def _geometry(kern: RecoveredKernel) -> tuple:
 
 
 def recover(k: ScannedKernel) -> RecoveredKernel:
+    """Every thread's path (rules 1-3 of docs/trace.md, compiled) and the CFG; a trace no paths
+    explain is a TraceError naming the file, line, thread and warp."""
     kern = prepare(k)
     target = np.full(kern.n_pcs, kern.n_pcs, np.int64)
     paths.direct_targets(k.row_flags, k.slots, k.masks, k.warp_info, kern.pc_of_slot, kern.flow, target)

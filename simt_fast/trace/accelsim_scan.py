@@ -147,7 +147,7 @@ def _slot_of(hash_pc, hash_slot, pc):
 
 
 @hot_helper
-def put_varint(out, pos, z):
+def _put_varint(out, pos, z):
     """LEB128 bytes of ``z`` (int64 bits, read as unsigned) at out[pos:]; returns the next position."""
     while z < 0 or z >= 0x80:
         out[pos] = (z & 0x7F) | 0x80
@@ -158,7 +158,7 @@ def put_varint(out, pos, z):
 
 
 @hot_helper
-def zigzag(d):
+def _zigzag(d):
     return (d << 1) ^ (d >> 63)
 
 
@@ -327,7 +327,7 @@ def _instruction_line(buf, s, e, number, st, geo, hash_pc, hash_slot, static_byt
                 ok, a = _hex(buf, i, j)
                 if not ok:
                     return DEFER
-                pos = put_varint(addr_bytes, pos, zigzag(a - prev))
+                pos = _put_varint(addr_bytes, pos, _zigzag(a - prev))
                 prev = a
                 i = _skip(buf, j, e)
         elif mode == 1:  # base, stride
@@ -342,8 +342,8 @@ def _instruction_line(buf, s, e, number, st, geo, hash_pc, hash_slot, static_byt
             if n > 0:
                 if base >= _ADDR_LIMIT or abs(stride) >= _DELTA_LIMIT or base + (n - 1) * stride < 0:
                     return DEFER  # out of the address space, or too large to be sure: the reader says
-                pos = put_varint(addr_bytes, pos, zigzag(base - prev))
-                pos = put_varint(addr_bytes, pos, zigzag(stride))
+                pos = _put_varint(addr_bytes, pos, _zigzag(base - prev))
+                pos = _put_varint(addr_bytes, pos, _zigzag(stride))
                 prev = base
                 kind = K_STRIDE
         elif mode == 2:  # base, then the delta to each next thread of the mask
@@ -353,7 +353,7 @@ def _instruction_line(buf, s, e, number, st, geo, hash_pc, hash_slot, static_byt
             if not ok or (n > 1 and a >= _ADDR_LIMIT):
                 return DEFER
             if n > 0:
-                pos = put_varint(addr_bytes, pos, zigzag(a - prev))
+                pos = _put_varint(addr_bytes, pos, _zigzag(a - prev))
                 prev = a
             for k in range(n - 1):
                 j = _token_end(buf, i, e)
@@ -363,7 +363,7 @@ def _instruction_line(buf, s, e, number, st, geo, hash_pc, hash_slot, static_byt
                 a += d
                 if a < 0 or a >= _ADDR_LIMIT:
                     return DEFER
-                pos = put_varint(addr_bytes, pos, zigzag(d))
+                pos = _put_varint(addr_bytes, pos, _zigzag(d))
                 prev = a
                 i = _skip(buf, j, e)
         else:
