@@ -15,7 +15,8 @@ import time
 
 import numpy as np
 
-from simt_fast.sim import dwf, hws
+from simt_fast.sim import hws
+from simt_fast.sim import warp_merge
 from simt_fast.sim.reference import dwf as ref_dwf
 from simt_fast.sim.reference import hws as ref_hws
 
@@ -90,14 +91,15 @@ def main():
 
     for enhanced in (False, True):
         name = "en-DWF merge" if enhanced else "DWF merge   "
-        merged, ok, conflicts, moved = dwf.merge_batch(males, females, sw, enhanced)
+        merged, ok, conflicts, moved = warp_merge.merge_batch(males, females, sw, enhanced)
         for w in range(n_ref):
             exp = ref_dwf.merge(male_rows[w], female_rows[w], sw, enhanced)
             assert ok[w] == (exp is not None) and (exp is None or merged[w].tolist() == exp), f"merge differs on {w}"
         ok_buf = np.empty(args.warps, np.bool_)
         c_buf = np.empty(args.warps, np.int64)
         m_buf = np.empty(args.warps, np.int64)
-        r_nb = rate(lambda: dwf._merge_batch(males, females, out, sw, enhanced, ok_buf, c_buf, m_buf), args.warps)
+        r_nb = rate(lambda: warp_merge._merge_batch(males, females, out, sw, enhanced, ok_buf, c_buf, m_buf),
+                    args.warps)
         r_py = rate(lambda: [ref_dwf.merge_count_conflicts(m, f, sw, enhanced)
                              for m, f in zip(male_rows, female_rows)], n_ref, repeat=1)
         print(f"  {name}   numba {r_nb:12,.0f} merges/s  reference {r_py:10,.0f} merges/s  x{r_nb / r_py:,.0f}"

@@ -4,8 +4,12 @@
     python scripts/build_ptx.py            # everything
     python scripts/build_ptx.py bfs aes    # only sources whose stem matches
 
-* Workloads: ``simt_fast/workloads/<name>/kernel.cu`` -> ``data/ptx/workloads/<name>.ptx`` (-O3).
+* Workloads: ``simt_fast/workloads/<name>/kernel.cu`` -> ``data/ptx/workloads/<name>.ptx`` (-O3, what
+  the emulator runs) and ``data/ptx/workloads-O0/<name>.ptx`` (unoptimised, no if-conversion: what
+  ``scripts/if_conversion.py`` compares the structurizer's transformations with).
 * Parser corpus: ``data/cuda/corpus/<name>.cu`` -> ``data/ptx/corpus/<name>.O0.ptx`` and ``.O3.ptx``.
+* Examples: ``data/cuda/examples/<name>.cu`` -> ``data/ptx/examples/<name>.ptx`` (-O3), the kernels
+  the README's walk-through compiles itself.
 
 "O0" is the unoptimised front end and back end (``-Xcicc -O0 -Xptxas -O0``): it keeps call
 sequences, generic addressing and naive control flow, which is what a parser must survive.
@@ -45,10 +49,14 @@ def main(argv: list[str]) -> int:
         name = src.parent.name
         if selected(name):
             nvcc(src, ROOT / "data" / "ptx" / "workloads" / f"{name}.ptx", LEVELS["O3"])
+            nvcc(src, ROOT / "data" / "ptx" / "workloads-O0" / f"{name}.ptx", LEVELS["O0"])
     for src in sorted((ROOT / "data" / "cuda" / "corpus").glob("*.cu")):
         if selected(src.stem):
             for level, flags in LEVELS.items():
                 nvcc(src, ROOT / "data" / "ptx" / "corpus" / f"{src.stem}.{level}.ptx", flags)
+    for src in sorted((ROOT / "data" / "cuda" / "examples").glob("*.cu")):
+        if selected(src.stem):
+            nvcc(src, ROOT / "data" / "ptx" / "examples" / f"{src.stem}.ptx", LEVELS["O3"])
     return 0
 
 

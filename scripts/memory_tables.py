@@ -1,10 +1,10 @@
 """The tables of docs/memory.md, computed: sectors per request under sps, dwf and tbc on the shipped
 workloads, and the multi-path comparison (sps, dps, mp, mp-oer) on the fermi preset with fixed
 memory latencies (the trace without its addresses: the timing model before the memory model) vs
-the memory model (caches and bandwidth).
+the memory model (caches and bandwidth), and the memory system's hit rates and traffic under sps.
 
     PYTHONPATH=. python scripts/memory_tables.py [--size tiny|default] [--workloads a,b,...]
-                                                 [--tables coalescing,multipath]
+                                                 [--tables coalescing,multipath,system]
 
 Traces come from the sweep's workload cache (emulated with addresses on a miss).
 """
@@ -61,11 +61,25 @@ def multipath(traces: dict, base) -> None:
             print(f"| {name} | {label} | " + " | ".join(cyc + sp) + " |", flush=True)
 
 
+def system(traces: dict, base) -> None:
+    """The memory system under sps: the share of sector lookups that hit in the L1 and in the L2,
+    DRAM bytes per cycle, sectors per request."""
+    print("| workload | L1 hits | L2 hits | DRAM B/cycle | sectors/req |")
+    print("|---|---|---|---|---|")
+    for name, trace in traces.items():
+        s = run(trace, base.replace(mechanism="sps"))
+        if s is None or not s.mem_requests:
+            continue
+        l1 = s.l1_hits / max(1, s.l1_hits + s.l1_misses)
+        l2 = s.l2_hits / max(1, s.l2_hits + s.l2_misses)
+        print(f"| {name} | {l1:.2f} | {l2:.2f} | {s.dram_bytes / s.cycles:.1f} | {spr(s)} |", flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--size", default="tiny")
     ap.add_argument("--workloads", default=",".join(workloads.names()))
-    ap.add_argument("--tables", default="coalescing,multipath")
+    ap.add_argument("--tables", default="coalescing,multipath,system")
     args = ap.parse_args()
     names = args.workloads.split(",")
     paths = resolve_traces([TraceSource(name=n, workload=n, size=args.size, seed=0) for n in names])
@@ -76,6 +90,9 @@ def main():
     if "multipath" in args.tables:
         print()
         multipath(traces, base)
+    if "system" in args.tables:
+        print()
+        system(traces, base)
 
 
 if __name__ == "__main__":

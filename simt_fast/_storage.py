@@ -105,6 +105,17 @@ def is_disk_full(err: BaseException) -> bool:
     return any(int(m) in FULL_ERRNOS for m in _ERRNO_IN_TEXT.findall(str(err)))
 
 
+def describe(err: BaseException) -> str:
+    """What a full-disk error says, in the operating system's words ("File too large" for the
+    file-size limit), also when it is h5py's RuntimeError carrying HDF5's message."""
+    if isinstance(err, NoSpace) and err.strerror:
+        return err.strerror
+    if isinstance(err, OSError) and err.errno in FULL_ERRNOS:  # h5py's strerror is all of HDF5's message
+        return os.strerror(err.errno)
+    codes = [int(m) for m in _ERRNO_IN_TEXT.findall(str(err)) if int(m) in FULL_ERRNOS]
+    return os.strerror(codes[0] if codes else errno.ENOSPC)
+
+
 def silence(h5file) -> None:
     """Point an open h5py file's descriptor at /dev/null, so closing it writes nothing more.
 

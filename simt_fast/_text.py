@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import difflib
+
 
 def printable(text: str) -> str:
     """``text`` with control and other non-printable characters escaped (``\\x1b``, ``\\n``, ``\\u202e``).
@@ -31,3 +33,9 @@ def decode_utf8(data: bytes, name: str, what: str = "a text file") -> str:
     except UnicodeDecodeError as e:
         line = data.count(b"\n", 0, e.start) + 1
         raise ValueError(f"{name}:{line}: byte 0x{data[e.start]:02x} is not UTF-8 text, so this is not {what}") from None
+
+
+def did_you_mean(word: str, options) -> str:
+    """``"; did you mean 'x'?"`` for the option closest to a mistyped ``word``, else ``""``."""
+    close = difflib.get_close_matches(word, list(options), n=1, cutoff=0.6)
+    return f"; did you mean '{close[0]}'?" if close else ""

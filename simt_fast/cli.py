@@ -29,6 +29,7 @@ COMMAND_MODULES = [
     "dynamic",
     "accelsim",
     "warm",
+    "config",
 ]
 
 

@@ -45,7 +45,7 @@ import h5py
 import numpy as np
 
 from . import __version__, _storage
-from .sim.config import SimConfig
+from .sim.config import ConfigError, SimConfig, check_config
 from .sim.stats import HIST_STATS, SCALAR_STATS, Stats
 
 SCHEMA = "simt-fast/results/1"
@@ -314,26 +314,64 @@ def _trim(row: np.ndarray) -> np.ndarray:
     return row[: real[-1] + 1].copy() if real.size else row[:0].copy()
 
 
-def load(path, hist: bool = False, baseline: Optional[Mapping] = None):
-    """The results of ``path`` as a pandas DataFrame, one row per point, sorted by point id.
-
-    Columns: ``point_id``, ``trace_id``, ``trace``, every SimConfig field, every scalar stat,
-    ``sim_seconds``/``finished``/``host`` (provenance), and ``speedup``: the cycles of the
-    baseline point (same trace, same config except the baseline's fields, e.g. ``mechanism``)
-    divided by this point's cycles, NaN where the baseline point is not in the file.
-    ``baseline`` overrides the file's (``{"mechanism": "sps"}``). ``hist=True`` adds one column
-    per histogram stat holding each row's 1-D int64 array.
-    """
-    columns, hists, attrs = _read_file(path)
+def _points(columns: dict, hists: dict, hist: bool):
+    """One row per point (decoded columns, histograms as arrays with ``hist``), sorted by point id."""
     df = _decode_columns(columns)
     if hist:
         for key, arr in hists.items():
             df[key] = [_trim(r) for r in arr]
-    if baseline is None:
-        baseline = json.loads(attrs.get("baseline", "{}") or "{}")
-    df["speedup"] = speedup(df, baseline)
-    df = df.sort_values("point_id", kind="stable").reset_index(drop=True)
-    df.attrs.update({"baseline": dict(baseline), "path": str(path),
+    return df.sort_values("point_id", kind="stable").reset_index(drop=True)
+
+
+def load(path, hist: bool = False, baseline: Optional[Mapping] = None, study: Optional[str] = None):
+    """The results of ``path`` as a pandas DataFrame, with a ``speedup`` column.
+
+    A file of studies (a suite such as the main job's) holds each study's points: ``load`` returns a
+    row per point *and study* it belongs to, with a ``study`` column, so every row carries the
+    speedup over its own study's baseline -- a point that several studies share (the same
+    simulation, e.g. PDOM on the Fermi machine) appears once per study. ``study="thesis"`` returns
+    that study's rows only. A file without study records is one row per point, ``study`` empty.
+    Rows are in the order the studies were first run, then by point id.
+
+    Columns: ``study``, ``point_id``, ``trace_id``, ``trace``, every SimConfig field, every scalar
+    stat, ``sim_seconds``/``finished``/``host`` (provenance), and ``speedup``: the cycles of the
+    row's baseline point (same study, same trace, same config except the baseline's fields, e.g.
+    ``mechanism``) divided by the row's cycles -- NaN only where that baseline point is not in the
+    file. The baseline is the study's (``studies(path)``), else the file's; ``baseline`` (e.g.
+    ``{"mechanism": "sps"}``) overrides it for every study. ``hist=True`` adds one column per
+    histogram stat holding each row's 1-D int64 array. ``df.attrs["baselines"]`` maps each study
+    to the baseline its speedups use.
+    """
+    import pandas as pd
+
+    columns, hists, attrs = _read_file(path)
+    points = _points(columns, hists, hist)
+    records = _json_attr(attrs, "studies", [])
+    if study is not None:
+        records = [s for s in records if s.get("name") == study]
+        if not records:
+            names = ", ".join(s.get("name", "?") for s in _json_attr(attrs, "studies", []))
+            raise ResultsError(f"{path} has no study '{study}'" + (f" (its studies: {names})" if names else
+                                                                     " (it records no studies)"))
+    file_baseline = dict(baseline) if baseline is not None else json.loads(attrs.get("baseline", "{}") or "{}")
+    groups, in_studies = [], set()
+    for s in records:
+        ids = set(s.get("points", []))
+        in_studies |= ids
+        fields = dict(baseline) if baseline is not None else dict(s.get("baseline") or {})
+        groups.append((s.get("name", ""), points[points["point_id"].isin(ids)], fields))
+    if study is None and (not records or len(in_studies) < len(points)):
+        groups.append(("", points[~points["point_id"].isin(in_studies)], file_baseline))  # rows of no study
+    parts = []
+    for name, rows, fields in groups:
+        rows = rows.copy()
+        rows.insert(0, "study", name)
+        rows["speedup"] = speedup(rows, fields)
+        parts.append(rows)
+    df = pd.concat(parts, ignore_index=True) if parts else points.assign(study="", speedup=np.nan)
+    baselines = {name: fields for name, _, fields in groups}
+    df.attrs.update({"baseline": groups[0][2] if len(groups) == 1 else file_baseline, "baselines": baselines,
+                     "path": str(path),
                      **{k: attrs[k] for k in ("schema", "simt_fast_version", "host", "created") if k in attrs}})
     return df
 
@@ -386,12 +424,45 @@ def load_hist(path, name: str):
     return series.sort_index()
 
 
+def implied_baseline(baseline: Mapping) -> dict:
+    """The baseline's fields plus the switches they leave one value: a switch whose other value the
+    timing core refuses with the baseline's fields whatever the other switches are (``check_config``:
+    ``hws_squeeze = false`` and ``hws_sync_sms = true`` need ``hws = true``) takes its default. So for
+    a baseline of PDOM without HWS, the baseline point of PDOM&HWS without the squeeze is PDOM
+    without HWS (no point with ``hws = false, hws_squeeze = false`` can exist); for a baseline of
+    ``{mechanism = "sps"}`` alone nothing is implied (``hws`` may be true)."""
+
+    def runs(changes: dict) -> bool:
+        try:
+            check_config(defaults.replace(**base, **changes))
+        except ConfigError:
+            return False
+        return True
+
+    base = dict(baseline)
+    defaults = SimConfig()
+    try:
+        if not runs({}):
+            return base  # not a config the core runs on its own: nothing to infer
+    except (KeyError, TypeError, ValueError):
+        return base
+    switches = {f.name: getattr(defaults, f.name) for f in fields(SimConfig)
+                if isinstance(getattr(defaults, f.name), bool) and f.name not in base}
+    implied = {}
+    for name, value in switches.items():
+        others = [{}] + [{g: not v} for g, v in switches.items() if g != name]
+        if not any(runs({name: not value, **other}) for other in others):
+            implied[name] = value
+    return {**base, **implied}
+
+
 def speedup(df, baseline: Mapping) -> np.ndarray:
     """Baseline cycles / cycles for every row (NaN where the baseline point is absent).
 
     A row's baseline point has the same trace and the same value of every config field, except
     the fields named in ``baseline`` which take the baseline's values (ElTantawy et al. 2014 reports speedups
-    of each mechanism over PDOM on the same machine this way).
+    of each mechanism over PDOM on the same machine this way), and the switches those fields leave
+    one value (:func:`implied_baseline`).
     """
     out = np.full(len(df), np.nan)
     if not baseline or len(df) == 0:
@@ -400,6 +471,7 @@ def speedup(df, baseline: Mapping) -> np.ndarray:
     unknown = [k for k in baseline if k not in config_cols]
     if unknown:
         raise ResultsError(f"baseline field '{unknown[0]}' is not a config column of the results")
+    baseline = {k: v for k, v in implied_baseline(baseline).items() if k in config_cols}
     base_rows = np.ones(len(df), bool)
     for k, v in baseline.items():
         base_rows &= (df[k] == v).to_numpy()
@@ -422,10 +494,11 @@ def point_ids(path) -> set:
 
 
 def contents(path):
-    """Every non-provenance column plus histograms, sorted by point id: what 'the same results' means."""
-    df = load(path, hist=True)
-    df = df.drop(columns=[c for c in PROVENANCE_COLUMNS if c in df.columns])
-    return df
+    """Every non-provenance column plus histograms, one row per point sorted by point id: what 'the same
+    results' means (speedups are derived from these, so they are left out)."""
+    columns, hists, _ = _read_file(path)
+    df = _points(columns, hists, hist=True)
+    return df.drop(columns=[c for c in PROVENANCE_COLUMNS if c in df.columns])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -449,6 +522,7 @@ class _FileLock:
         self.path = path.with_name(path.name + ".lock")
         self.fd = None
         self.unfinished: set = set()
+        self.noted: list = []  # what the lock file records now
 
     def acquire(self):
         self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
@@ -463,25 +537,51 @@ class _FileLock:
             raise
         data = os.pread(self.fd, self.NOTE_BYTES, 0).split(b"\0", 1)[0]
         self.unfinished = {x for x in data.decode("ascii", "replace").split(",") if x}
+        self.noted = sorted(self.unfinished)
 
     def note(self, ids) -> None:
         """Record the ids about to be written (empty: everything written is flushed)."""
         os.pwrite(self.fd, ",".join(ids).encode("ascii") + b"\0", 0)
+        self.noted = list(ids)
 
     def release(self, keep_note: bool = False):
+        """Unlock; with ``keep_note`` the lock file stays if it names rows in flight (for the next writer)."""
         if self.fd is not None:
             fcntl.flock(self.fd, fcntl.LOCK_UN)
             os.close(self.fd)
             self.fd = None
-            if not keep_note:
+            if not (keep_note and self.noted):
                 try:
                     self.path.unlink()
                 except FileNotFoundError:
                     pass
 
 
+def _discard(f: h5py.File) -> None:
+    """Close a file HDF5 failed to write without letting it write again (simt_fast._storage.silence)."""
+    _storage.silence(f)
+    try:
+        f.close()
+    except Exception:  # HDF5 complains about the writes it can no longer do; the file is being deleted
+        pass
+
+
 def _create(path: Path, attrs: Mapping) -> h5py.File:
+    """A new results file with the schema (empty tables) and ``attrs``; on failure nothing stays open."""
     f = h5py.File(path, "w", libver="latest")
+    try:
+        _write_schema(f, attrs)
+    except BaseException:
+        _discard(f)
+        raise
+    return f
+
+
+def _attrs_bytes(attrs: Mapping) -> int:
+    return sum(len(v) if isinstance(v, (str, bytes)) else 64 for v in attrs.values())
+
+
+def _write_schema(f: h5py.File, attrs: Mapping) -> None:
     f.create_dataset("runs", shape=(0,), maxshape=(None,), dtype=ROW_DTYPE, chunks=(ROW_CHUNK,))
     hist = f.create_group("hist")
     for name in HIST_STATS:
@@ -497,7 +597,6 @@ def _create(path: Path, attrs: Mapping) -> h5py.File:
     f.attrs["sweep"] = ""
     for k, v in attrs.items():
         f.attrs[k] = v
-    return f
 
 
 def _write_rows(f: h5py.File, columns: Mapping[str, np.ndarray], hists: Mapping[str, np.ndarray]):
@@ -535,20 +634,20 @@ def write_rows(path, columns: Mapping[str, np.ndarray], hists: Mapping[str, np.n
     path = Path(path)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     n = len(columns["point_id"])
-    _storage.check_free(path.parent, _reserve_bytes(n))
+    _storage.check_free(path.parent, _reserve_bytes(n) + _attrs_bytes(attrs))
     f = None
     try:
         f = _create(tmp, attrs)
         _write_rows(f, columns, hists)
-        f.close()
-        f = None
+        f.flush()  # a write that fails here leaves the file open, so it can be discarded cleanly
+        closing, f = f, None  # a file whose close failed must not be touched again (h5py crashes)
+        closing.close()
         os.replace(tmp, path)
     except Exception as e:
         if f is not None:
-            _storage.silence(f)  # the temporary is deleted: HDF5 must not retry its failed writes
-            f.close()
+            _discard(f)  # the temporary is deleted: HDF5 must not retry its failed writes
         if _storage.is_disk_full(e):
-            raise _storage.NoSpace(errno.ENOSPC, os.strerror(errno.ENOSPC)) from None
+            raise _storage.NoSpace(errno.ENOSPC, _storage.describe(e)) from None
         raise
     finally:
         if tmp.exists():
@@ -574,7 +673,11 @@ class ResultsWriter:
 
     A full disk never reaches HDF5 (``simt_fast._storage``): before each row the writer reserves
     the blocks the row may take, and when it cannot, :meth:`append` raises :class:`DiskFullError`
-    with every earlier row flushed, and closing the file leaves it complete.
+    with every earlier row flushed, and closing the file leaves it complete. A new file is written
+    whole (schema and attributes) under a temporary name and renamed into place, and a file that
+    holds no row when the disk fills (at its creation, its schema, or its first row's chunks) is
+    removed: nothing in it is a result, and a file HDF5 failed to write may no longer open, which
+    would refuse the re-run the message promises.
     """
 
     def __init__(self, path, *, baseline: Optional[Mapping] = None, sweep_text: Optional[str] = None,
@@ -593,6 +696,8 @@ class ResultsWriter:
             self._lock.acquire()
         except PermissionError:
             raise ResultsError(f"cannot write results file {path}: permission denied in {self.path.parent}") from None
+        self.ids: set = set()
+        self.n_rows = 0
         try:
             self.recovered = False
             self.f = self._open(baseline, sweep_text, command, studies or [], analyses or {})
@@ -602,19 +707,41 @@ class ResultsWriter:
             self.f.swmr_mode = True
             self._runs = self.f["runs"]
             self._hists = {name: self.f["hist"][name] for name in HIST_STATS}
+        except DiskFullError:
+            self._release(silently=True)  # said and released already, unless recovery failed (file unchanged)
+            raise
         except BaseException as e:
-            self._release(silently=_storage.is_disk_full(e))
+            if _storage.is_disk_full(e):  # HDF5 met the full disk writing the attributes or the SWMR flag
+                raise self._disk_full(e, hdf5_failed=True) from None
+            self._release()
             raise
 
-    def _disk_full(self, err: Exception, n_rows: int) -> DiskFullError:
-        why = (err.strerror if isinstance(err, OSError) else None) or os.strerror(errno.ENOSPC)
+    def _disk_full(self, err: Exception, hdf5_failed: bool = False) -> DiskFullError:
+        """Stop on a full disk: close the file (without letting HDF5 write again if it met the failure)
+        and say what is kept. A file that holds no row is removed (see the class docstring)."""
+        why = _storage.describe(err)
+        n_rows = len(self.ids)
+        if n_rows == 0:
+            self._release(silently=hdf5_failed, keep_note=False)
+            self.path.unlink(missing_ok=True)
+            return DiskFullError(f"{self.name}: disk full before the first row was stored ({why}); the file was "
+                                 f"removed; free space and re-run")
+        self._release(silently=hdf5_failed, keep_note=True)
+        if hdf5_failed:
+            # The reservation was overtaken (another process took the space): HDF5 met the full disk
+            # mid-write, so the file must not be touched again (see simt_fast._storage); the lock file
+            # keeps the ids in flight, whose rows the next writer drops.
+            return DiskFullError(f"{self.name}: disk full after {n_rows} rows, while HDF5 was writing (another "
+                                 f"program took the reserved space); re-run to resume, which keeps the rows "
+                                 f"flushed before")
         return DiskFullError(f"{self.name}: disk full after {n_rows} rows ({why}); they are kept; "
                              f"free space and re-run to resume")
 
     def _open(self, baseline, sweep_text, command, studies: list, analyses: Mapping) -> h5py.File:
         session = {"started": _utc_now(), "host": socket.gethostname(), "pid": os.getpid(),
                    "simt_fast_version": __version__, "command": command}
-        if not self.path.exists():
+        created = not self.path.exists()
+        if created:
             attrs = {}
             if baseline is not None:
                 attrs["baseline"] = json.dumps(dict(baseline), sort_keys=True)
@@ -625,21 +752,11 @@ class ResultsWriter:
                 attrs["studies"] = json.dumps(merge_studies([], studies))
             if analyses:
                 attrs["analyses"] = json.dumps(dict(analyses), sort_keys=True)
-            f = None
-            try:
-                _storage.check_free(self.path.parent, _reserve_bytes(1))
-                f = _create(self.path, attrs)
-                f.flush()
-            except (OSError, RuntimeError) as e:
-                if not _storage.is_disk_full(e):
-                    raise
-                if f is not None:
-                    _storage.silence(f)
-                    f.close()
-                self.path.unlink(missing_ok=True)
-                raise self._disk_full(e, 0) from None
-            self._fd = os.open(self.path, os.O_RDWR)
-            return f
+            empty = {name: np.zeros(0, dtype) for name, dtype in COLUMN_DTYPES.items()}
+            try:  # schema and attributes under a temporary name, renamed into place: never half a file
+                write_rows(self.path, empty, {h: np.zeros((0, HIST_WIDTH), np.int64) for h in HIST_STATS}, attrs)
+            except _storage.NoSpace as e:
+                raise self._disk_full(e) from None
         columns, hists, attrs = _read_file(self.path)  # checks schema, readable even after a crash
         _check_signature(self.name, columns, hists)
         # rows the last writer was writing when it stopped may be incomplete: they are run again
@@ -650,10 +767,11 @@ class ResultsWriter:
         n_rows = len(columns["point_id"])
         # Nothing may be written (not even the session history below) unless the disk can take it.
         self._fd = os.open(self.path, os.O_RDWR)
+        self.ids = set(np.char.decode(columns["point_id"], "ascii").tolist())
         try:
             _storage.reserve(self._fd, _reserve_bytes(1))
         except _storage.NoSpace as e:
-            raise self._disk_full(e, n_rows) from None
+            raise self._disk_full(e) from None
         f = None
         try:
             if not unfinished.any():
@@ -676,6 +794,9 @@ class ResultsWriter:
             self._fd = os.open(self.path, os.O_RDWR)
             f = _h5_open(self.path, "r+", libver="latest")
         self._lock.note([])
+        if created:  # its attributes were written with it
+            return f
+        self.f = f  # a full disk while the attributes are written closes it (see __init__)
         history = json.loads(f.attrs.get("history", "[]") or "[]")
         history.append(session)
         f.attrs["history"] = json.dumps(history)
@@ -719,7 +840,7 @@ class ResultsWriter:
         try:
             _storage.reserve(self._fd, _reserve_bytes(len(self._in_flight) + 1))
         except _storage.NoSpace as e:
-            raise self._disk_full(e, len(self.ids)) from None
+            raise self._disk_full(e) from None
         if len(self._in_flight) >= self._lock.MAX_NOTED:
             self.flush()
         try:
@@ -737,13 +858,7 @@ class ResultsWriter:
         except (OSError, RuntimeError) as e:
             if not _storage.is_disk_full(e):
                 raise
-            # The reservation was overtaken (another process took the space): HDF5 met the full
-            # disk mid-write, so the file must not be touched again (see simt_fast._storage); the
-            # lock file keeps the ids in flight, whose rows the next writer drops.
-            self._release(silently=True)
-            raise DiskFullError(f"{self.name}: disk full after {len(self.ids)} rows, while HDF5 was writing (another "
-                                f"program took the reserved space); re-run to resume, which keeps the rows "
-                                f"flushed before") from None
+            raise self._disk_full(e, hdf5_failed=True) from None
         self.n_rows += 1
         self.ids.add(point_id)
         return True
@@ -753,9 +868,10 @@ class ResultsWriter:
         self._in_flight = []
         self._lock.note([])
 
-    def _release(self, silently: bool = False):
+    def _release(self, silently: bool = False, keep_note: Optional[bool] = None):
         """Close the file and give up the lock; ``silently``: let HDF5 write nothing more (after it
-        failed to write, see simt_fast._storage), else flush and close normally."""
+        failed to write, see simt_fast._storage), else flush and close normally. The lock file stays
+        when it names rows in flight and ``keep_note`` (default: ``silently``)."""
         try:
             if self.f is not None:
                 if silently:
@@ -777,7 +893,7 @@ class ResultsWriter:
                         pass
                 os.close(self._fd)
                 self._fd = None
-            self._lock.release(keep_note=silently)
+            self._lock.release(keep_note=silently if keep_note is None else keep_note)
 
     def close(self):
         if self.f is not None or self._fd is not None:

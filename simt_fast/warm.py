@@ -51,9 +51,12 @@ def _emulator() -> None:
 
 def _dynamic() -> None:
     from .dynamic.expansion import ipdom_replay
+    from .trace.accelsim import export
     from .trace.synth import synthetic
 
     ipdom_replay(synthetic(6, 64, seed=0, warp_size=8), 8)
+    with tempfile.TemporaryDirectory(prefix="simt-fast-warm-") as tmp:  # the Accel-Sim export's line builder
+        export(synthetic(6, 64, seed=0, warp_size=8, with_mem=True), tmp)
 
 
 # A one-warp Accel-Sim kernel trace: a loop with a load in each address mode (the kernels compile
@@ -88,13 +91,14 @@ def _accelsim() -> None:
 
 # (what it compiles, how), longest first, so that two processes finish about together. Cold, one
 # at a time on a 2-core development machine: the formation kernel's two builds 63 s of CPU, the
-# emulator 61 s, the core's two builds 39 s, the Accel-Sim importer's kernels 15 s, the replay 5 s
+# emulator 61 s, the core's two builds 39 s, the Accel-Sim importer's kernels 15 s, the IPDOM walk
+# and the export's line builder a few seconds
 STEPS: list[tuple[str, Callable[[], None]]] = [
     ("simulator's formation kernel (dwf, en-dwf, tbc)", _formation),
     ("PTX emulator and memory profile", _emulator),
     ("simulator's core kernel (serial … mimd)", _core),
     ("Accel-Sim trace importer", _accelsim),
-    ("dynamic code-expansion replay", _dynamic),
+    ("IPDOM walk (code expansion, Accel-Sim export)", _dynamic),
 ]
 
 

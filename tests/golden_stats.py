@@ -6,6 +6,7 @@ Every shipped workload (tiny size, seed 0, traced by the emulator into the sweep
 and a few synthetic traces, under every mechanism (and hws for sps, dwf, en-dwf), on two machines.
 The files hold every scalar stat and both histograms, or the one-sentence error a run ends with.
 Record them again only for a change that is meant to change the numbers, and say so in the commit.
+They pin behaviour (the simulator's own earlier output), they do not show it is right.
 """
 
 from __future__ import annotations

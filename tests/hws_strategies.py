@@ -54,5 +54,13 @@ def warp_pairs(draw):
     return male, female, simd_width
 
 
+def warp_of(threads, warp_size=32):
+    """Slots with each listed thread at its home slot (tid % warp_size), holes elsewhere."""
+    slots = [HOLE] * warp_size
+    for t in threads:
+        slots[t % warp_size] = t
+    return slots
+
+
 def to_mask(slots):
     return sum(1 << s for s, t in enumerate(slots) if t != HOLE)

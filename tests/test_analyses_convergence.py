@@ -3,10 +3,12 @@
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, strategies as st
 
 from simt_fast.ir import build_cfg, parse_ptx
 from simt_fast.ir.convergence import analyze_convergence
+
+from hypothesis_budget import examples
 
 DATA = Path(__file__).resolve().parent / "data" / "analyses"
 
@@ -212,7 +214,7 @@ def straight_line(draw):
     return lines, tainted
 
 
-@settings(max_examples=100, deadline=None)
+@examples(100)
 @given(straight_line())
 def test_variance_matches_taint_on_straight_line_code(prog):
     lines, tainted = prog
@@ -370,7 +372,7 @@ def random_branchy_kernel(draw):
         "".join(f"    ld.param.u32 %r{r}, [k_param_0];\n" for r in range(1, 5)) + "\n".join(lines) + "\n}\n"
 
 
-@settings(max_examples=150, deadline=None)
+@examples(150)
 @given(random_branchy_kernel(), st.booleans())
 def test_worklist_matches_naive_fixpoint(text, early_exit):
     res = analyze(text, early_exit=early_exit)

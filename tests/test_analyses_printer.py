@@ -12,6 +12,8 @@ from simt_fast.ir import parse_ptx
 from simt_fast.ir.model import Address, Imm, Instruction, Label, ParamList, Reg, Symbol, Vector
 from simt_fast.ir.ptx_printer import format_instruction, print_module
 
+from hypothesis_budget import examples
+
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = (sorted(glob.glob(str(ROOT / "data/ptx/corpus/*.ptx"))) + sorted(glob.glob(str(ROOT / "data/ptx/workloads/*.ptx")))
           + sorted(glob.glob(str(ROOT / "tests/data/ir/*.ptx"))))
@@ -115,7 +117,7 @@ def test_format_instruction_from_scratch():
 # Property: random kernels (random instructions, guards, labels, branches) round-trip
 # ---------------------------------------------------------------------------------------------
 
-from hypothesis import given, settings, strategies as st  # noqa: E402
+from hypothesis import given, strategies as st  # noqa: E402
 
 _REG = st.sampled_from(["%r1", "%r2", "%r3", "%r4"])
 _REG64 = st.sampled_from(["%rd1", "%rd2"])
@@ -176,7 +178,7 @@ HEADER = """.version 7.5
 """
 
 
-@settings(max_examples=100, deadline=None)
+@examples(100)
 @given(random_kernels())
 def test_random_kernels_round_trip(text):
     m = parse_ptx(text)

@@ -7,10 +7,12 @@ the virtual exit). Each docstring draws the edges.
 from collections import Counter
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, strategies as st
 
 from simt_fast.ir.control_tree import build_control_tree
 from simt_fast.ir.structurize import FlowGraph, StructStats, structurize
+
+from hypothesis_budget import examples
 
 
 def graph(n, edges, entry=0):
@@ -274,7 +276,7 @@ def run_path(g, orig_succs, path):
     return out
 
 
-@settings(max_examples=150, deadline=None)
+@examples(150)
 @given(random_cfgs(), st.randoms(use_true_random=False), st.booleans())
 def test_structurizer_terminates_structured_and_preserves_paths(g, rnd, predicated):
     orig = [list(s) for s in g.succs]

@@ -11,7 +11,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, strategies as st
+
+from hypothesis_budget import examples
 from test_analyses_structurize import random_cfgs, run_path
 from typer.testing import CliRunner
 
@@ -26,7 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 STATE_MACHINE = {level: ROOT / "data" / "ptx" / "corpus" / f"goto_state_machine.{level}.ptx" for level in ("O0", "O3")}
 
 
-@settings(max_examples=200, deadline=None)
+@examples(200)
 @given(random_cfgs(), st.sampled_from([1.0, 1.25, 2.0, 4.0]), st.booleans(), st.randoms(use_true_random=False))
 def test_copies_stay_within_the_limit_and_the_result_is_structured(g, max_growth, predicated, rnd):
     orig = [list(s) for s in g.succs]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, strategies as st
 
 from simt_fast.dynamic.expansion import (expansion, expansion_branches, ipdom_replay, ipdom_replay_reference,
                                     region_blocks, struct_vs_ipdom)
@@ -13,6 +13,7 @@ from simt_fast.sim.config import SimConfig
 from simt_fast.trace import synthetic
 from simt_fast.trace.model import TraceError
 
+from hypothesis_budget import examples
 from sim_helpers import tiny_trace
 
 FIELDS = ("full_issues", "partial_issues", "full_threads", "partial_threads", "expansion_issues")
@@ -59,7 +60,7 @@ def test_bad_edge_named():
         ipdom_replay(tr, 4)
 
 
-@settings(max_examples=60, deadline=None)
+@examples(60)
 @given(seed=st.integers(0, 10_000), n_blocks=st.integers(3, 16), w=st.sampled_from([4, 8, 32]))
 def test_replay_matches_reference_and_sps_core(seed, n_blocks, w):
     tr = synthetic(n_blocks=n_blocks, n_threads=48, seed=seed)
@@ -74,7 +75,7 @@ def test_replay_matches_reference_and_sps_core(seed, n_blocks, w):
     assert (fast.expansion_issues <= fast.partial_issues).all()
 
 
-@settings(max_examples=40, deadline=None)
+@examples(40)
 @given(seed=st.integers(0, 10_000), n_blocks=st.integers(3, 16))
 def test_upper_limit_bounds_exact_expansion_without_loops(seed, n_blocks):
     """On loop-free CFGs every re-execution comes from paths of one branch meeting before its IPDOM."""

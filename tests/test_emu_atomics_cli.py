@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
+
 from typer.testing import CliRunner
 
 from simt_fast.cli import app
 from simt_fast.emu import launch
 from simt_fast.trace import Trace, validate
+
+from hypothesis_budget import examples
 
 HEAD = ".version 7.0\n.target sm_75\n.address_size 64\n"
 
@@ -101,7 +104,7 @@ CASES = [("add", "u32"), ("add", "u64"), ("min", "s32"), ("max", "u32"), ("max",
 
 @pytest.mark.parametrize("space", ["global", "shared"])
 @pytest.mark.parametrize("op,ty", CASES)
-@settings(max_examples=8, deadline=None)
+@examples(8)
 @given(data=st.data())
 def test_atomics_match_sequential_model_in_thread_order(op, ty, space, data):
     n = 64

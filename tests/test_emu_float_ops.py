@@ -12,12 +12,13 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from emu_harness import run_one
+from hypothesis_budget import examples
 
-SETTINGS = settings(max_examples=12, deadline=None)
+SETTINGS = examples(12)
 F32_EDGES = [0.0, -0.0, 1.0, -1.0, 0.5, 3.0, 1e-45, -1e-45, 1.1754942e-38, 3.4028235e38, -3.4028235e38,
              float("inf"), float("-inf"), float("nan"), 16777216.0, 16777217.0, 0.1, 2.5, -2.5, 1e10]
 f32s = st.one_of(st.sampled_from(F32_EDGES), st.floats(width=32, allow_nan=True), st.floats(-1e6, 1e6, width=32),
@@ -219,7 +220,7 @@ def ref_f2i(x, dty, mode):
 
 @pytest.mark.parametrize("src", ["f32", "f64"])
 @pytest.mark.parametrize("dst", ["s32", "u32", "s64", "u64", "s16", "u16"])
-@settings(max_examples=6, deadline=None)
+@examples(6)
 @given(data=st.data())
 def test_cvt_float_to_int_rounds_and_saturates(src, dst, data):
     vals = data.draw(f32_triples if src == "f32" else f64_triples)
@@ -237,7 +238,7 @@ ints = st.one_of(st.integers(-(2**63), 2**63 - 1), st.integers(-(2**25), 2**25),
 
 @pytest.mark.parametrize("src", ["s32", "u32", "s64", "u64"])
 @pytest.mark.parametrize("dst", ["f32", "f64"])
-@settings(max_examples=8, deadline=None)
+@examples(8)
 @given(vals=st.lists(ints, min_size=1, max_size=96))
 def test_cvt_int_to_float_all_rounding_modes(src, dst, vals):
     bits = int(src[1:])
@@ -253,7 +254,7 @@ def test_cvt_int_to_float_all_rounding_modes(src, dst, vals):
             assert same(got[k], want), (mode, val(v), got[k], want)
 
 
-@settings(max_examples=10, deadline=None)
+@examples(10)
 @given(vals=f64_triples)
 def test_cvt_f64_to_f32_all_modes_and_f32_to_f64(vals):
     a = np.array([v for v, _, _ in vals], np.float64)
@@ -299,7 +300,7 @@ def ulp32(x):
     return float(np.spacing(x)) if np.isfinite(x) else 0.0
 
 
-@settings(max_examples=10, deadline=None)
+@examples(10)
 @given(vals=st.lists(st.floats(-60, 60, width=32), min_size=1, max_size=96))
 def test_approx_transcendentals_within_documented_bounds(vals):
     a = np.array(vals, np.float32)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from simt_fast.emu import EmuError, launch, load_kernel
@@ -17,6 +17,8 @@ from simt_fast.ir import PTXError, parse_ptx
 from simt_fast.ir.inline import inline_calls
 from simt_fast.trace import Trace, validate
 from simt_fast.trace.model import PARAM_TAG
+
+from hypothesis_budget import examples
 
 HEAD = ".version 7.0\n.target sm_75\n.address_size 64\n"
 
@@ -129,7 +131,7 @@ L: bra.uni L;
 
 
 def test_max_insts_stops_an_endless_loop():
-    with pytest.raises(EmuError, match=r"exceeded max_insts=1000"):
+    with pytest.raises(EmuError, match=r"stopped after 10\d\d thread instructions: it reached max_insts=1000;"):
         launch(SPIN, "spin", 1, 32, [], max_insts=1000)
 
 
@@ -244,7 +246,7 @@ SKIP:
 """
 
 
-@settings(max_examples=20, deadline=None)
+@examples(20)
 @given(bits=st.lists(st.integers(0, 3), min_size=64, max_size=64))
 def test_vote_shfl_activemask_match_numpy(bits):
     vin = np.array(bits, np.uint32)
@@ -386,7 +388,7 @@ def shfl_ref(vals, mode, b, c):
     return out, ok
 
 
-@settings(max_examples=15, deadline=None)
+@examples(15)
 @given(vals=st.lists(st.integers(0, 3), min_size=32, max_size=32), delta=st.integers(0, 31),
        c=st.sampled_from([0x1F, 0x0, 0x1C1F, 0x181F, 0x1F00, 0x7]))
 def test_shfl_modes_vote_modes_and_vector_stores(vals, delta, c):
@@ -490,7 +492,7 @@ BAR_RED = HEAD + """
 """
 
 
-@settings(max_examples=10, deadline=None)
+@examples(10)
 @given(flags=st.lists(st.integers(0, 1), min_size=96, max_size=96))
 def test_bar_red_popc_and_or_over_the_cta(flags):
     from simt_fast.emu.reference import run_reference

@@ -50,28 +50,100 @@ FILL = HEAD + """
 """
 
 
-def test_an_endless_loop_stops_at_the_event_log_bound_with_the_max_insts_message(tmp_path):
-    out = np.zeros(1, np.uint32)
-    with pytest.raises(EmuError) as by_log:
-        launch(ENDLESS, "spin", 1, 32, [out], trace_path=tmp_path / "t.h5", max_log_bytes=1 << 20)
-    with pytest.raises(EmuError) as by_insts:
-        launch(ENDLESS, "spin", 1, 32, [out], max_insts=10_000)
-    log, insts = str(by_log.value), str(by_insts.value)
-    assert "the launch exceeded max_log_bytes=1048576 (0.000977 GiB) of block and memory events for one CTA" in log
-    assert "the launch exceeded max_insts=10000 thread instructions" in insts
-    for msg in (log, insts):  # one message shape: where, what bound, the hint, the CTA, the instruction
-        assert "(an endless loop?) in CTA (0, 0, 0)" in msg and msg.count("\n") == 0
-    assert not list(tmp_path.iterdir())  # the streamed trace's temporary file is gone
+# The sentence a runaway kernel stops with: the kernel, the instructions executed, the limit, and where
+# its threads were (block 1 is LOOP, PTX lines 10-11 of ENDLESS; they stand at its first instruction).
+RUNAWAY = (r"^<ptx>:10: kernel 'spin' stopped after (\d+) thread instructions: {limit}; 32 of the 32 unfinished "
+           r"threads of CTA \(0, 0, 0\) were in block 1 \(LOOP, PTX lines 10-11\), at `add\.u32 %r1, %r1, 1` "
+           r"\(an endless loop\?\)$")
+HELD = r"what it holds for its trace reached max_trace_bytes=1048576 \(1 MiB\)"
 
 
-def test_the_default_log_bound_is_a_quarter_of_the_machine(monkeypatch):
-    from simt_fast.emu import host, limits
+@pytest.mark.parametrize("mode", ["streamed", "in memory", "no trace"])
+def test_a_runaway_kernel_stops_at_the_trace_budget_in_one_sentence(tmp_path, mode):
+    kw = {"streamed": {"trace_path": tmp_path / "t.h5"}, "in memory": {}, "no trace": {"trace": False}}[mode]
+    with pytest.raises(EmuError) as err:
+        launch(ENDLESS, "spin", 1, 32, [np.zeros(1, np.uint32)], max_trace_bytes=1 << 20, **kw)
+    m = re.match(RUNAWAY.format(limit=HELD), str(err.value))
+    assert m, str(err.value)
+    # it stopped when the event log (8 bytes per block event, one event per two instructions of the loop)
+    # filled the budget: not before, and without growing past it
+    events = (1 << 20) // 8
+    assert 0.99 * 2 * events < int(m.group(1)) <= 2 * events
+    assert not list(tmp_path.iterdir())  # the streamed trace's temporary file is gone: nothing looks finished
 
-    monkeypatch.setattr(limits, "machine_bytes", lambda: 8 << 20)
-    monkeypatch.setattr(host, "default_log_bytes", limits.default_log_bytes)
-    monkeypatch.setattr(host, "machine_bytes", limits.machine_bytes)
-    with pytest.raises(EmuError, match=r"max_log_bytes=2097152 \(0\.00195 GiB, a quarter of this machine's 0\.00781 GiB\)"):
+
+def test_max_insts_stops_a_runaway_kernel_in_the_same_sentence():
+    with pytest.raises(EmuError) as err:
+        launch(ENDLESS, "spin", 1, 32, [np.zeros(1, np.uint32)], max_insts=10_000)
+    m = re.match(RUNAWAY.format(limit="it reached max_insts=10000"), str(err.value))
+    assert m and 10_000 < int(m.group(1)) <= 10_032, str(err.value)
+
+
+def test_the_default_budgets_follow_the_memory_available(monkeypatch):
+    """An eighth of what this process can still allocate holds the trace; the instruction budget is the
+    most a trace within it can hold (8 bytes per block event, each at most the longest block)."""
+    from simt_fast.emu import host
+
+    monkeypatch.setattr(host, "available_bytes", lambda: 8 << 20)
+    with pytest.raises(EmuError) as err:
         launch(ENDLESS, "spin", 1, 32, [np.zeros(1, np.uint32)])
+    limit = (r"what it holds for its trace reached max_trace_bytes=1048576 \(1 MiB, an eighth of the 8 MiB of "
+             r"memory available; raise it with max_trace_bytes\)")
+    assert re.match(RUNAWAY.format(limit=limit), str(err.value)), str(err.value)
+    # FILL's longest block is its entry, 7 instructions (`ret` ends it): max_insts = 1 MiB / 8 x 7, which
+    # 129 CTAs of 1024 threads pass before any thread leaves the entry block
+    with pytest.raises(EmuError, match=r"runs 132096 threads, each executing at least the 7 instruction\(s\) of the "
+                                       r"entry block: more than max_insts=917504 thread instructions"):
+        launch(FILL, "fill", 129, 1024, [np.zeros(1, np.uint32), np.uint32(1)], trace=False)
+
+
+def test_available_memory_counts_the_address_space_limit():
+    """``ulimit -v`` (and -d) caps what a process may allocate whatever the machine has: the budget
+    follows it (a runaway once died with numpy's 'Unable to allocate 2.00 GiB' under such a limit)."""
+    import resource
+
+    from simt_fast.emu import limits
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    status = Path("/proc/self/status").read_text()
+    vm = int(re.search(r"^VmSize:\s+(\d+) kB", status, re.M).group(1)) * 1024
+    resource.setrlimit(resource.RLIMIT_AS, (vm + (256 << 20), hard))
+    try:
+        assert limits.available_bytes() <= 256 << 20
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+    assert limits.available_bytes() > 256 << 20  # this machine has more (the test needs it to mean anything)
+
+
+def test_the_cli_stops_a_runaway_kernel_with_exit_2_and_writes_nothing(tmp_path):
+    ptx = tmp_path / "spin.ptx"
+    ptx.write_text(ENDLESS)
+    out = tmp_path / "spin.h5"
+    res = CliRunner().invoke(app, ["trace", str(ptx), "--kernel", "spin", "--grid", "1", "--block", "32", "--arg",
+                                   "buf:uint32:1", "-o", str(out), "--max-trace-bytes", "1048576"])
+    assert res.exit_code == 2, res.output
+    lines = [line for line in res.output.splitlines() if line.strip() and not line.startswith("simt-fast: compiling")]
+    assert len(lines) == 1 and lines[0].startswith("error: "), res.output
+    assert re.match(RUNAWAY.replace("<ptx>", re.escape(str(ptx))).format(limit=HELD).replace("^", "^error: "),
+                    lines[0]), lines[0]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["spin.ptx"]
+
+
+def test_the_sweeps_workload_cache_takes_the_budgets(tmp_path):
+    """A workload traced into the sweep's cache runs under the budgets `simt-fast sweep` is given; one
+    that outgrows them is one sentence naming the workload, exit 2, and nothing is cached."""
+    sweep = tmp_path / "s.toml"
+    sweep.write_text('baseline = "sps"\nsize = "tiny"\nworkloads = ["nqueens"]\n[grid]\nmechanism = ["sps"]\n')
+    cache = tmp_path / "cache"
+    res = CliRunner().invoke(app, ["sweep", str(sweep), "-o", str(tmp_path / "r.h5"), "-q", "--cache-dir", str(cache),
+                                   "--max-insts", "5000"])
+    assert res.exit_code == 2, res.output
+    line = res.output.strip().splitlines()[-1]
+    assert line.startswith("error: workload 'nqueens' (tiny, seed 0) could not be traced, so nothing was cached: ")
+    assert re.search(r"kernel '\w*nqueens\w*' stopped after 50\d\d thread instructions: it reached max_insts=5000; ",
+                     line), line
+    assert not [p for p in cache.rglob("*") if p.is_file() and p.suffix in (".h5", ".tmp")]
+    assert not (tmp_path / "r.h5").exists()
 
 
 @pytest.mark.parametrize("grid, block, pattern", [

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from simt_fast import workloads
 from simt_fast.emu import launch, load_kernel
 from simt_fast.emu.reference import run_reference
 
+from hypothesis_budget import examples
 from test_emu_launch import CALLS, DIVERGE, SHARED
 
 
@@ -32,7 +33,7 @@ def _compare(kern, grid, block, make_args, shared=0):
             assert np.array_equal(x, y)
 
 
-@settings(max_examples=5, deadline=None)
+@examples(5)
 @given(seed=st.integers(0, 2**31 - 1))
 def test_small_kernels_match_reference(seed):
     rng = np.random.default_rng(seed)
@@ -42,10 +43,12 @@ def test_small_kernels_match_reference(seed):
     _compare(load_kernel(CALLS, "k"), 1, 32, lambda: [np.zeros(32, np.uint32)])
 
 
+@pytest.mark.parametrize("seed", [0, 1])
 @pytest.mark.parametrize("name", ["shortcircuit", "earlyexit", "inlinedreturn", "statemachine"])
-@settings(max_examples=1, deadline=None)
-@given(seed=st.integers(0, 1000))
 def test_workloads_match_reference(name, seed):
+    """Fixed inputs (two seeds of each workload's tiny launch), not a property test: the pure-Python
+    reference emulates thread by thread (one inlinedreturn input: 21 s in a loaded `--durations`
+    run), so random inputs are left to test_small_kernels_match_reference."""
     wl = workloads.get(name)
     spec = wl.launch_spec("tiny", seed=seed)
     # a slice of the launch keeps the pure-Python reference fast: the first two CTAs

@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given
 from hypothesis import strategies as st
 
 from simt_fast.sim import simulate
 from simt_fast.sim.config import ConfigError, SimConfig, check_config
+from simt_fast.sim.memory import model_enabled as memory_model_enabled
 from simt_fast.sim.reference import ReferenceError_
 from simt_fast.sim.reference.dwf import DWFCore
 from simt_fast.sim.reference.tbc import TBCCore
 from simt_fast.trace.synth import synthetic, traces as synthetic_traces
 
+from hypothesis_budget import examples
 from sim_helpers import tiny_trace as tiny
 
 SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -45,7 +47,7 @@ def run_reference(trace, cfg, events=None):
     return core.run()
 
 
-@settings(max_examples=120, **SETTINGS)
+@examples(120, **SETTINGS)
 @given(cases())
 def test_kernel_matches_reference_stats_and_issue_sequence(case):
     trace, cfg = case
@@ -73,7 +75,7 @@ def _outcome(trace, cfg, sm_major):
         return str(e)
 
 
-@settings(max_examples=80, **SETTINGS)
+@examples(80, **SETTINGS)
 @given(cases(), st.sampled_from((2_000_000_000, 40, 150, 600)), st.sampled_from((1_000_000, 3, 12, 40)))
 def test_sm_major_visits_give_the_cycle_major_run(case, max_cycles, no_progress):
     # `_run` runs one SM at a time (stopping whenever a freed CTA slot waits for the next CTA) unless
@@ -99,7 +101,7 @@ def test_sm_major_hands_out_ctas_in_cycle_then_sm_order():
         assert _outcome(trace, cfg, False) == (fast.to_dict(), fast_ev)
 
 
-@settings(max_examples=40, **SETTINGS)
+@examples(40, **SETTINGS)
 @given(synthetic_traces(max_blocks=18, max_threads=96, barrier_prob=0.0), st.sampled_from((4, 8, 16, 32)),
        st.data())
 def test_invariants(trace, warp_size, data):
@@ -117,7 +119,9 @@ def test_invariants(trace, warp_size, data):
         assert int((s.occupancy_hist * np.arange(warp_size + 1)).sum()) == n_inst
         assert s.occupancy_hist.sum() == s.warp_insts == s.quarter_hist.sum()
         assert s.occupancy_hist[0] == 0 and s.quarter_hist[0] == 0
-        assert mimd.cycles <= s.cycles  # the ideal bound holds for these mechanisms too
+        if not memory_model_enabled(base, trace):
+            # the ideal bound holds for these mechanisms too, with fixed latencies (docs/core.md)
+            assert mimd.cycles <= s.cycles
         # a warp never holds more threads than slots, so at least ceil(threads / warp_size) issues
         assert s.warp_insts * warp_size >= n_inst
     # the reference checks "no thread in two warps / lanes kept / live threads in a warp" every cycle
@@ -217,7 +221,7 @@ def hws_cases(draw):
     return trace, cfg
 
 
-@settings(max_examples=60, **SETTINGS)
+@examples(60, **SETTINGS)
 @given(hws_cases())
 def test_pdom_hws_core_matches_reference(case):
     """PDOM&HWS in the numba core vs the reference core with the squeeze (reference.pdom_hws)."""

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from simt_fast.sim import hws
 from simt_fast.sim.reference import hws as ref
 from simt_fast.sim.stats import Stats
+
+from hypothesis_budget import examples
 
 
 @pytest.mark.parametrize("fractions, printed", [
@@ -64,7 +66,7 @@ def test_bad_estimate_inputs_are_named(call, match):
         call()
 
 
-@settings(max_examples=100, deadline=None)
+@examples(100)
 @given(st.lists(st.integers(0, 1000), min_size=2, max_size=9).filter(lambda h: sum(h[1:]) > 0))
 def test_estimate_from_hist_matches_numpy_amdahl(counts):
     hist = np.array([0] + counts[1:], np.int64)

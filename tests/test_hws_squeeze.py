@@ -5,22 +5,15 @@ from __future__ import annotations
 import numba
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
-from hws_strategies import HOLE, to_mask, warps
+from hws_strategies import HOLE, to_mask, warp_of, warps
+from hypothesis_budget import examples
 from simt_fast.sim import hws
 from simt_fast.sim.reference import hws as ref
 
-PROPS = settings(max_examples=150, deadline=None)
-
-
-def warp_of(threads, warp_size=32):
-    """Slots with each listed thread at its home slot (tid % warp_size), holes elsewhere."""
-    slots = [HOLE] * warp_size
-    for t in threads:
-        slots[t % warp_size] = t
-    return slots
+PROPS = examples(150)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -223,7 +216,7 @@ def test_mask_forms_agree_with_slot_form_and_numpy(warp):
     assert hws.active_quarters(slots, simd) == by_quarter.sum() == ref.active_quarters(slots, simd)
 
 
-@settings(max_examples=100, deadline=None)
+@examples(100)
 @given(st.integers(0, 2**64 - 1), st.integers(1, 64), st.integers(1, 64))
 def test_quarter_mask_handles_any_shape_including_partial_quarters(mask, warp_size, simd):
     bits = [(mask >> s) & 1 for s in range(warp_size)]
@@ -232,7 +225,7 @@ def test_quarter_mask_handles_any_shape_including_partial_quarters(mask, warp_si
     assert hws.quarter_mask(mask, warp_size, simd) == expect
 
 
-@settings(max_examples=50, deadline=None)
+@examples(50)
 @given(st.lists(warps(max_warp_size=32), min_size=1, max_size=6), st.sampled_from([1, 2, 4, 8]))
 def test_batch_equals_one_by_one(warp_list, simd):
     rows = [ref.mask_to_slots(to_mask(s), 32) for s, _ in warp_list]
@@ -245,7 +238,7 @@ def test_batch_equals_one_by_one(warp_list, simd):
 
 def test_kernels_are_callable_from_numba_code():
     """The timing core will call these from its own @jit loops: plain arrays/ints in and out."""
-    from simt_fast.sim.dwf import _merge_into, can_merge
+    from simt_fast.sim.warp_merge import _merge_into, lanes_fit
 
     @numba.njit
     def core_like(slots, simd_width, out, female):
@@ -259,7 +252,7 @@ def test_kernels_are_callable_from_numba_code():
         return (moves, hws.quarter_mask(mask, out.shape[0], simd_width),
                 hws.squeezed_quarter_count(mask, out.shape[0], simd_width),
                 hws.squeeze_mask(mask, out.shape[0], simd_width), hws._active_quarters(out, simd_width),
-                can_merge(mask, np.uint64(0), out.shape[0], simd_width, True), ok, conflicts)
+                lanes_fit(np.int64(mask), np.int64(0), out.shape[0], simd_width, True), ok, conflicts)
 
     warp = np.array(warp_of(FIG_4_3_THREADS), np.int64)
     out = np.empty_like(warp)

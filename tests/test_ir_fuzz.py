@@ -3,10 +3,12 @@ exception, never a traceback for the user (DESIGN §2 "never a bare traceback").
 
 from pathlib import Path
 
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from simt_fast.ir import PTXError, build_cfg, flatten, parse_ptx
+
+from hypothesis_budget import examples
 
 DATA = Path(__file__).parent / "data" / "ir"
 SOURCES = [(DATA / n).read_text() for n in ("short_circuit.ptx", "switch_brx.ptx", "barrier.ptx")]
@@ -14,7 +16,7 @@ SOURCES.append((Path(__file__).resolve().parents[1] / "data" / "ptx" / "corpus" 
 JUNK = ["{", "}", ";", ":", "[", "]", "(", ")", ",", "@", "!", "%", ".", "|", "_", "$L", "0x", "0f", '"', "/*", "//", "\n", " ", "+", "-", "<", ">", "9", "bra", ".reg", ".param", "ret;"]
 
 
-@settings(max_examples=200, deadline=None)
+@examples(200)
 @given(
     st.sampled_from(range(len(SOURCES))),
     st.lists(st.tuples(st.floats(0, 1, exclude_max=True), st.integers(0, 3), st.sampled_from(JUNK)), min_size=1, max_size=4),

@@ -9,10 +9,12 @@
   post-dominate X (Ferrante, Ottenstein & Warren 1987).
 """
 
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from simt_fast.ir import graph
+
+from hypothesis_budget import examples
 
 
 @st.composite
@@ -68,7 +70,7 @@ def augmented(n, succs, exit):
     return out
 
 
-SETTINGS = settings(max_examples=150, deadline=None)
+SETTINGS = examples(150)
 
 
 @SETTINGS

@@ -1,10 +1,12 @@
 """End-to-end property test: random CFGs written out as PTX come back from parse_ptx + build_cfg
 with exactly the generated blocks, successors, barriers and instruction ranges."""
 
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from simt_fast.ir import OpClass, build_cfg, flatten, parse_ptx
+
+from hypothesis_budget import examples
 
 HEAD = ".version 8.0\n.target sm_75\n.address_size 64\n\n.visible .entry rnd(\n\t.param .u64 rnd_param_0\n)\n{\n"
 DECLS = "\t.reg .pred \t%p<4>;\n\t.reg .b32 \t%r<8>;\n\t.reg .b64 \t%rd<4>;\n\t.shared .align 4 .b8 \tbuf[64];\n"
@@ -89,7 +91,7 @@ def expected(blocks):
     return succs + [[]], sizes + [0]
 
 
-@settings(max_examples=100, deadline=None)
+@examples(100)
 @given(programs())
 def test_random_ptx_round_trips_to_the_generated_cfg(blocks):
     text = render(blocks)

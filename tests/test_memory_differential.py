@@ -5,8 +5,10 @@ sector fills, write policies, the LSU and DRAM queueing all have to agree. Then 
 profile against its reference on random synthetic traces with addresses."""
 
 import numpy as np
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given
 from hypothesis import strategies as st
+
+from hypothesis_budget import examples
 from memory_helpers import AT, C, G, L, LD, S, ST, Access, run_numba, run_reference
 
 from simt_fast.sim import memory
@@ -15,7 +17,7 @@ from simt_fast.sim.reference import memory as ref
 from simt_fast.trace.synth import synthetic
 
 X = 1 << 40
-SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = examples(300, suppress_health_check=[HealthCheck.too_slow])
 
 
 @st.composite
@@ -92,7 +94,7 @@ def test_numba_matches_reference(cfg, stream):
 def test_per_sm_parts_do_not_depend_on_the_order_of_sms(cfg, stream):
     """Without an L2 and a bandwidth limit, running each SM's accesses alone, SM after SM (the
     kernels' SM-major visit order), gives every access the same ready cycle and the same counters
-    as the accesses in global issue order (docs/memory.md, *Visit order*)."""
+    as the accesses in global issue order (docs/core.md, *Visit order*)."""
     cfg = cfg.replace(l2_bytes=0, dram_bytes_per_cycle=0)
     assert not memory.couples_sms(cfg, synthetic(n_blocks=4, n_threads=8, with_mem=True))
     accesses, n_sms, n_warps, n_threads = stream
@@ -106,7 +108,7 @@ def test_per_sm_parts_do_not_depend_on_the_order_of_sms(cfg, stream):
     assert stats_sm_major == stats
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@examples(40, suppress_health_check=[HealthCheck.too_slow])
 @given(st.integers(0, 10**6), st.sampled_from((8, 16, 32)), st.integers(1, 3), configs())
 def test_profile_matches_reference(seed, warp_size, n_sms, cfg):
     trace = synthetic(n_blocks=10, n_threads=96, seed=seed, warp_size=warp_size, block=(48, 1, 1), with_mem=True)

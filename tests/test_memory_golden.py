@@ -53,17 +53,17 @@ def test_local_memory_interleaves_frames(run):
     assert s["mem_sectors"] == 2
 
 
-def test_local_interleave_formula():
-    # the documented address of offset o of thread g among N threads
+@pytest.mark.parametrize("run", MODELS)
+def test_local_interleave_formula(run):
+    """The documented address of offset o of thread g among N threads: a 1-byte load there fills
+    exactly that byte's sector, in that line, of an empty L1 (each model's cache contents)."""
     n, g, o = 1024, 70, 13
     expected = LOCAL_BASE + ((o // 4) * n + g) * 4 + o % 4
-    assert expected // 32 in _sectors_of_local(o, g, n)
-
-
-def _sectors_of_local(offset, thread, n_threads):
-    from simt_fast.sim.reference.memory import MemoryModel
-
-    return MemoryModel(PLAIN, 1, 1, n_threads).sectors_of([offset], [thread], 1, True)
+    config = PLAIN.replace(l1_bytes=128, l1_assoc=1)  # one line
+    _, s, model = run(config, [Access(0, 0, 0, L, LD, 1, [o], [g])], 1, 1, n)
+    l1 = model.cache_contents("l1", 0) if run is run_reference else memory.cache_contents(model, "l1", 0)
+    assert s["mem_sectors"] == 1
+    assert l1 == [[(expected // 128, 1 << (expected // 32) % 4, 0)]]
 
 
 @pytest.mark.parametrize("run", MODELS)

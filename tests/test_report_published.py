@@ -226,6 +226,56 @@ def test_report_has_the_published_table_in_markdown_and_html(tmp_path):
     assert "Published vs simt-fast" in page and "the toy workloads are too small" in page
 
 
+def test_claims_is_the_reports_table_row_for_row(tmp_path):
+    """simt_fast.report.claims: the Published vs simt-fast table as numbers, the same rows the report prints."""
+    from simt_fast.report import claims, claims_display
+
+    path = _results(tmp_path)
+    claim_dir = tmp_path / "claims"
+    claim_dir.mkdir()
+    (claim_dir / "toy.toml").write_text(CLAIMS)
+    table = claims(path, published=claim_dir)
+    assert list(table.columns) == list(published.CLAIM_COLUMNS)
+    assert list(table["claim"]) == ["mp-hm", "mp-on-a", "util", "exp", "wrong-mech"]  # not "absent": no study
+    hm = table.set_index("claim").loc["mp-hm"]
+    assert hm["paper"] == "toy" and hm["workloads"] == "all of 's' (2), HM" and hm["published"] == 1.2
+    assert hm["measured"] == pytest.approx(2 / (1 / 2.0 + 1 / 1.25)) and hm["ratio"] == pytest.approx(hm["measured"] / 1.2)
+    assert hm["note"] == "the toy workloads are too small"
+    assert np.isnan(table.set_index("claim").loc["wrong-mech", "measured"])
+    write_report(path, tmp_path / "rep", published=claim_dir)
+    md = (tmp_path / "rep" / "summary.md").read_text().splitlines()
+    start = md.index("| claim | workloads | published | simt-fast | ratio | note |")
+    printed = [[c.strip() for c in line.strip("|").split(" | ")] for line in md[start + 2:start + 2 + len(table)]]
+    assert printed == [[c.strip() for c in row] for row in claims_display(table)]
+    assert printed[0][:5] == ["Fig. 1: harmonic-mean speedup of mp over sps", "all of 's' (2), HM", "1.200", "1.538",
+                              "1.282"]
+
+
+def test_the_html_claims_table_reads_as_text_with_ratios_coloured_by_distance(tmp_path):
+    """One header row (no pandas index row), claims left-aligned as text, the ratio cell coloured by how
+    far the measured value is from the paper's: within 10%, within 25%, beyond."""
+    import re
+
+    path = _results(tmp_path)
+    claim_dir = tmp_path / "claims"
+    claim_dir.mkdir()
+    (claim_dir / "toy.toml").write_text(CLAIMS)
+    write_report(path, tmp_path / "rep", published=claim_dir)
+    page = (tmp_path / "rep" / "index.html").read_text()
+    table = re.search(r'<table class="claims">.*?</table>', page).group(0)
+    assert table.count("<tr>") == 1 + 5 and "dataframe" not in page and "<strong>" not in table
+    head = re.search(r"<thead>(.*?)</thead>", table).group(1)
+    assert re.findall(r"<th[^>]*>([^<]*)</th>", head) == ["claim", "workloads", "published", "simt-fast", "ratio", "note"]
+    row = re.search(r"<tr><td[^>]*>Fig. 1: harmonic-mean speedup.*?</tr>", table).group(0)
+    assert row.startswith('<tr><td class="text">Fig. 1: harmonic-mean speedup of mp over sps</td>')
+    ratios = re.findall(r'<td class="num ratio (\w+)" title="([^"]+)">([^<]*)</td>', table)
+    assert ratios[0] == ("far", "beyond 25%", "1.282") and ratios[1] == ("near", "within 10%", "0.952")
+    assert ratios[-1] == ("none", "not measured", "–")
+    assert "table.claims" in page and ".ratio.off" in page  # the colours are the page's own style
+    assert published.band(1.2, 1.0) == "within 25%" and published.band(1.09, 1.0) == "within 10%"
+    assert published.band(0.74, 1.0) == "beyond 25%" and published.band(float("nan"), 1.0) == "not measured"
+
+
 # --- broken claim files ---------------------------------------------------------------------------
 
 GOOD = CLAIMS.split("[[claim]]\nid = \"mp-on-a\"")[0]

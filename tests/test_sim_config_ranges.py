@@ -2,6 +2,8 @@
 naming the field, from the library, `--set` and a sweep's [config]/[grid]); values at the limits
 simulate correctly."""
 
+import tomllib
+
 import numpy as np
 import pytest
 from trace_helpers import tiny_trace
@@ -9,7 +11,7 @@ from typer.testing import CliRunner
 
 from simt_fast.cli import app
 from simt_fast.sim import simulate
-from simt_fast.sim.config import INT_RANGES, ConfigError, SimConfig, load_config
+from simt_fast.sim.config import INT_RANGES, ConfigError, SimConfig, load_config, preset_dirs
 from simt_fast.sweep import SweepError, load_sweep
 
 
@@ -37,7 +39,7 @@ def test_set_refuses_values_past_the_range(tmp_path, value):
     r = CliRunner().invoke(app, ["run", str(p), "--set", f"lat_global={value}"])
     assert r.exit_code == 2
     assert r.output.splitlines() == [
-        f"error: config field 'lat_global' must be between 1 and {1 << 24} (got {int(value)})"]
+        f"error: --set: config field 'lat_global' must be between 1 and {1 << 24} (got {int(value)})"]
 
 
 @pytest.mark.parametrize("section, text", [
@@ -54,9 +56,17 @@ def test_sweep_file_values_past_the_range(tmp_path, section, text):
     assert "\n" not in str(e.value)
 
 
-def test_presets_are_inside_the_ranges():
-    for name in ("gt200", "fermi", "modern"):
-        load_config(name)
+@pytest.mark.parametrize("name", ["gt200", "fermi", "modern"])
+def test_presets_are_inside_the_ranges(name):
+    """Every value a preset file names reaches the config unchanged and inside its field's range, and
+    the file says where its numbers come from (a `source` line)."""
+    [path] = [d / f"{name}.toml" for d in preset_dirs() if (d / f"{name}.toml").is_file()][:1]
+    data = tomllib.loads(path.read_text())
+    config = load_config(name)
+    assert len(data.pop("source", "")) > 100
+    assert data and all(getattr(config, field) == value for field, value in data.items())
+    for field, (lo, hi) in INT_RANGES.items():
+        assert lo <= getattr(config, field) <= hi, field
 
 
 def test_the_longest_latency_still_counts_every_cycle():

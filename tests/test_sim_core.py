@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given
 from hypothesis import strategies as st
 
 from simt_fast.sim import SimulationError, reference, simulate
@@ -13,6 +13,7 @@ from simt_fast.sim.memory import model_enabled as memory_model_enabled
 from simt_fast.sim.registry import names
 from simt_fast.trace.synth import synthetic, traces as synthetic_traces
 
+from hypothesis_budget import examples
 from sim_helpers import tiny_trace as tiny
 
 MECHS = names()
@@ -88,7 +89,7 @@ def run_both(trace, cfg):
     return (fast, fast_ev), (ref, ref_ev), None
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@examples(150, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(cases())
 def test_numba_core_matches_reference_stats_and_events(case):
     trace, cfg = case
@@ -111,7 +112,7 @@ def _outcome(trace, cfg, sm_major):
 CORE_MECHS = [m for m in MECHS if m not in ("dwf", "en-dwf", "tbc")]  # (those: tests/test_formation_mech.py)
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@examples(100, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(cases(), st.sampled_from(CORE_MECHS), st.booleans(), st.sampled_from((2_000_000_000, 40, 150, 600)),
        st.sampled_from((1_000_000, 3, 12, 40)))
 def test_sm_major_visits_give_the_cycle_major_run(case, mech, hws, max_cycles, no_progress):
@@ -139,7 +140,7 @@ def test_sm_major_hands_out_ctas_in_cycle_then_sm_order(mech):
     assert _outcome(trace, cfg, False) == (fast.to_dict(), fast_ev)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@examples(60, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(synthetic_traces(max_blocks=20, max_threads=96), st.sampled_from((4, 8, 16, 32)), st.data())
 def test_invariants_for_every_mechanism(trace, warp_size, data):
     base = data.draw(configs(warp_size, "sps"))

@@ -4,7 +4,7 @@ spreads them, in the kernels (``visits.hand_out``) and the references (``referen
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from simt_fast._jit import jit
@@ -13,6 +13,8 @@ from simt_fast.sim.config import SimConfig
 from simt_fast.sim.reference.dispatch import RoundRobinDispatch
 from simt_fast.sim.visits import NEVER, hand_out
 from simt_fast.trace.synth import synthetic
+
+from hypothesis_budget import examples
 
 
 @jit
@@ -49,7 +51,7 @@ def test_turns_start_after_the_sm_that_got_the_last_cta():
     assert kernel_hand_out([(0, 0), (0, 2), (3, 1)], 4, 3, 20, q) == [(0, 0, 19), (3, 1, 18)]
 
 
-@settings(max_examples=200, deadline=None)
+@examples(200)
 @given(st.integers(1, 6), st.integers(1, 4), st.integers(0, 30), st.data())
 def test_kernel_hand_out_matches_reference(n_sms, cta_lim, n_ctas, data):
     last = data.draw(st.integers(0, n_sms - 1))

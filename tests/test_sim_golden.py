@@ -70,27 +70,92 @@ def test_if_else_sps_is_a_stack():
 def test_single_path_vs_multi_path_timing_diagram():
     """Slides' timing diagram: MP fills the idle cycles of one path with the other path.
 
-    Latency L = 10, one issue per cycle. SPS: A0@0 A1@10 | C0@20 C1@30 | B0@31 B1@41 | D0@51 D1@61,
-    done at 71; MP: A0@0 A1@10 | B0@20 C0@21 B1@30 C1@31 | D0@41 D1@51, done at 61. Both issue
-    8 warp instructions; MP saves exactly one latency (10 idle cycles).
+    Latency L = 10 (lat_branch too), one issue per cycle. SPS: A0@0 A1@10 | C0@20 C1@30 | B0@40
+    B1@50 | D0@60 D1@70, done at 80 (B waits for C's branch: the stack fetches one PC per warp);
+    MP: A0@0 A1@10 | B0@20 C0@21 B1@30 C1@31 | D0@41 D1@51, done at 61. Both issue 8 warp
+    instructions; MP saves one latency and one branch resolution (19 idle cycles).
     """
     sps = simulate(if_else(), cfg("sps"))
     mp = simulate(if_else(), cfg("mp"))
     dps = simulate(if_else(), cfg("dps"))
-    assert (sps.cycles, mp.cycles, dps.cycles) == (71, 61, 61)
+    assert (sps.cycles, mp.cycles, dps.cycles) == (80, 61, 61)
     assert sps.warp_insts == mp.warp_insts == 8
-    assert sps.idle_cycles == 62 - 8 and mp.idle_cycles == 52 - 8
-    assert sps.idle_cycles - mp.idle_cycles == 10
+    assert sps.idle_cycles == 71 - 8 and mp.idle_cycles == 52 - 8
+    assert sps.idle_cycles - mp.idle_cycles == 19
     ev = []
     simulate(if_else(), cfg("sps"), events=ev)
     assert [(e["cycle"], e["pc"]) for e in ev if e["kind"] == "issue"] == [
-        (0, (A, 0)), (10, (A, 1)), (20, (C, 0)), (30, (C, 1)), (31, (B, 0)), (41, (B, 1)), (51, (D, 0)), (61, (D, 1))]
+        (0, (A, 0)), (10, (A, 1)), (20, (C, 0)), (30, (C, 1)), (40, (B, 0)), (50, (B, 1)), (60, (D, 0)), (70, (D, 1))]
     ev = []
     simulate(if_else(), cfg("mp"), events=ev)
     assert [(e["cycle"], e["pc"]) for e in ev if e["kind"] == "issue"] == [
         (0, (A, 0)), (10, (A, 1)), (20, (B, 0)), (21, (C, 0)), (30, (B, 1)), (31, (C, 1)), (41, (D, 0)), (51, (D, 1))]
     for mech in ("sps", "mp", "dps"):
         assert simulate(if_else(), cfg(mech)).to_dict() == reference.simulate(if_else(), cfg(mech)).to_dict()
+
+
+def test_serial_and_mimd_timing_worked_by_hand():
+    """The if/else of the slides (L = 10, every instruction reads the previous one's register) under
+    the two mechanisms without reconvergence tables.
+
+    serial: A0@0 A1@10 | B0@20 C0@21 | B1@30 C1@31 | D0@40 D0'@41 | D1@50 D1'@51, done at 61: the
+    paths overlap as under mp, but never merge again, so D runs once per path (10 warp instructions).
+    mimd: every thread on its own, all ready threads of a cycle at once: A0@0 A1@10 B0,C0@20
+    B1,C1@30 D0@40 D1@50 (6 instructions of each of the 4 threads), done at 60: one cycle under mp's
+    61, whose C0 waits for B0's issue slot; the lower bound of docs/core.md with fixed latencies.
+    """
+    ev = []
+    serial = simulate(if_else(), cfg("serial"), events=ev)
+    assert [(e["cycle"], e["pc"], e["mask"]) for e in ev if e["kind"] == "issue"] == [
+        (0, (A, 0), m("1111")), (10, (A, 1), m("1111")), (20, (B, 0), m("1010")), (21, (C, 0), m("0101")),
+        (30, (B, 1), m("1010")), (31, (C, 1), m("0101")), (40, (D, 0), m("1010")), (41, (D, 0), m("0101")),
+        (50, (D, 1), m("1010")), (51, (D, 1), m("0101"))]
+    assert (serial.cycles, serial.warp_insts, serial.max_splits) == (61, 10, 2)
+    ev = []
+    mimd = simulate(if_else(), cfg("mimd"), events=ev)
+    issues = [(e["cycle"], e["pc"]) for e in ev if e["kind"] == "issue"]
+    assert issues == [(0, (A, 0))] * 4 + [(10, (A, 1))] * 4 + [(20, (B, 0)), (20, (C, 0))] * 2 \
+        + [(30, (B, 1)), (30, (C, 1))] * 2 + [(40, (D, 0))] * 4 + [(50, (D, 1))] * 4
+    assert (mimd.cycles, mimd.warp_insts, mimd.thread_insts) == (60, 24, 24)
+    assert mimd.cycles < simulate(if_else(), cfg("mp")).cycles
+    for mech in ("serial", "mimd"):
+        assert simulate(if_else(), cfg(mech)).to_dict() == reference.simulate(if_else(), cfg(mech)).to_dict()
+
+
+def test_branch_hazard_worked_by_hand():
+    """``lat_branch`` is a control hazard: the threads of a unit that issued a branch issue again only
+    ``lat_branch`` cycles later (the next instruction is fetched once the branch has resolved). The
+    stack and the thread frontier fetch one PC per warp, so there the whole warp waits; multi-path
+    splits, dual paths and DWF's warps wait each for their own branch, and another path fills the gap.
+
+    If/else without register dependences, one issue per cycle (warp 4 = SIMD 4), lat_alu 2,
+    lat_branch 10; A's branch issues at 1, so both paths may start at 11.
+    sps:      A0@0 A1@1 | C0@11 C1@12 | B0@22 B1@23 | D0@33 D1@34: done at 34 + 2 = 36
+              (C is on top of the stack; B waits for C's branch: one PC per warp)
+    frontier: the same order and times (RPO: A, C, B, D; B and C's threads meet at D)
+    mp, dps:  A0@0 A1@1 | B0@11 B1@12 C0@13 C1@14 | D0@24 D1@25: done at 27 (B's branch resolves
+              while C issues; D, the reconverged split, waits for C's branch, the last to arrive)
+    dwf:      as mp (majority: B and C tie at two threads, the lower PC B first; C's threads join
+              the warp B's threads formed at D, which then waits for C's branch too)
+    With lat_branch 1 (no hazard) every mechanism issues the 8 instructions back to back: done at 9.
+    """
+    trace = tiny_trace(blocks=[["alu", "bra"], ["alu", "bra"], ["alu", "bra"], ["alu", "exit"]],
+                       succ=[[B, C], [D], [D], [EXIT]], paths=[[A, B, D, EXIT], [A, C, D, EXIT]] * 2)
+    c = SimConfig(warp_size=4, simd_width=4, lat_alu=2, lat_branch=10)
+    cycles = {m: simulate(trace, c.replace(mechanism=m)).cycles for m in ("sps", "frontier", "mp", "dps", "dwf")}
+    assert cycles == {"sps": 36, "frontier": 36, "mp": 27, "dps": 27, "dwf": 27}
+    issues = {}
+    for m in ("sps", "mp"):
+        ev = []
+        simulate(trace, c.replace(mechanism=m), events=ev)
+        issues[m] = [(e["cycle"], e["pc"]) for e in ev if e["kind"] == "issue"]
+    assert issues["sps"] == [(0, (A, 0)), (1, (A, 1)), (11, (C, 0)), (12, (C, 1)), (22, (B, 0)), (23, (B, 1)),
+                             (33, (D, 0)), (34, (D, 1))]
+    assert issues["mp"] == [(0, (A, 0)), (1, (A, 1)), (11, (B, 0)), (12, (B, 1)), (13, (C, 0)), (14, (C, 1)),
+                            (24, (D, 0)), (25, (D, 1))]
+    for m in cycles:
+        assert simulate(trace, c.replace(mechanism=m, lat_branch=1)).cycles == 9
+        assert simulate(trace, c.replace(mechanism=m)).to_dict() == reference.simulate(trace, c.replace(mechanism=m)).to_dict()
 
 
 def do_while_break():
@@ -112,11 +177,12 @@ def test_do_while_break_early_reconvergence_tables():
     assert seq[1] == ([((B, 0), (D, 0), m("1010")), ((C, 0), (D, 0), m("0101"))],
                       [((D, 0), NONE, m("1111"), m("1111"))])
     # C_0101 loops back to A while B_1010 runs B
-    assert seq[2] == ([((B, 1), (D, 0), m("1010")), ((A, 0), (D, 0), m("0101"))],
+    assert seq[2] == ([((B, 2), (D, 0), m("1010")), ((A, 0), (D, 0), m("0101"))],
                       [((D, 0), NONE, m("1111"), m("1111"))])
-    # step 4b: the trailing split enters B while the leading one is at (B, 2): the leading split waits
-    # in a new RT entry at its next PC B_R = (B, 2); the trailing split's RPC becomes B_R
-    BR = (B, 2)
+    # step 4b: the trailing split enters B while the leading one is at (B, 4) (A's branch held the
+    # trailing split up lat_branch cycles): the leading split waits in a new RT entry at its next PC
+    # B_R = (B, 4); the trailing split's RPC becomes B_R
+    BR = (B, 4)
     assert seq[3] == ([((B, 0), BR, m("0101"))],
                       [((D, 0), NONE, m("1111"), m("1111")), (BR, (D, 0), m("1111"), m("0101"))])
     # step 4a: B_0101 reaches B_R, the pending mask is all zeros, the entry moves to the ST
@@ -125,8 +191,8 @@ def test_do_while_break_early_reconvergence_tables():
     assert s.early_reconvergences == 1
     # without OER the two B splits each execute B separately (B twice: 9 + 9 warp instructions)
     mp = simulate(do_while_break(), c.replace(mechanism="mp"))
-    assert mp.warp_insts - s.warp_insts == 9 - 2  # the merged split shares B[2:]
-    assert mp.expanded_insts == 9 and s.expanded_insts == 2
+    assert mp.warp_insts - s.warp_insts == 9 - 4  # the merged split shares B[4:]
+    assert mp.expanded_insts == 9 and s.expanded_insts == 4
     assert s.simd_util > mp.simd_util
     assert s.to_dict() == reference.simulate(do_while_break(), c).to_dict()
 

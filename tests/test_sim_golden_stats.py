@@ -4,6 +4,12 @@ Every shipped workload (tiny) and a few synthetic traces under every mechanism o
 compared exactly (every scalar stat, both histograms, or the error sentence) with the values
 recorded in tests/data/golden_stats*.json. A restructuring of the kernels must pass unchanged; a
 change of the machine's rules records the files again in its own commit.
+
+These tests pin behaviour; they are no evidence of correctness: the recorded values are the
+simulator's own earlier output, so they catch change, not error, and one command records them
+again. The evidence that the numbers are right is elsewhere: the hand-worked goldens
+(tests/test_sim_golden.py, test_formation_golden.py, test_dynamic_stackless.py, ...) and the
+differential tests against the plain-Python references (docs/core.md, *Testing*).
 """
 
 from __future__ import annotations

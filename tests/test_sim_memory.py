@@ -15,7 +15,7 @@ import dataclasses
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from simt_fast.ir.model import OpClass
@@ -26,6 +26,7 @@ from simt_fast.sim.registry import names
 from simt_fast.trace.model import MEM_FORMAT, MEM_LOAD
 from simt_fast.trace.synth import synthetic, traces as synthetic_traces
 
+from hypothesis_budget import examples
 from sim_helpers import tiny_trace
 
 MECHS = names()
@@ -57,7 +58,7 @@ def memory_configs(draw, warp_size: int):
     )
 
 
-@settings(max_examples=60)
+@examples(60)
 @given(synthetic_traces(max_blocks=14, max_threads=96, with_mem=True), st.sampled_from((4, 8, 16, 32)), st.data())
 def test_kernel_matches_reference_with_memory_on(trace, warp_size, data):
     cfg = data.draw(memory_configs(warp_size))
@@ -215,14 +216,15 @@ def test_stream_cycles_follow_dram_bandwidth_only_when_bandwidth_bound(bound):
 # ---- regrouping and coalescing ----------------------------------------------------------------
 def test_regrouped_warps_touch_more_sectors_and_compaction_fewer():
     # divergent synthetic code with addresses: dwf regroups threads of different warps (and CTAs),
-    # whose elements are far apart, so its requests touch more sectors than sps' fixed warps; tbc
-    # compacts only within a CTA, keeping more of the order
+    # whose elements are far apart, so its warps touch more sectors in all than sps' fixed warps;
+    # tbc compacts only within a CTA, keeping more of the order. Total sectors compare directly
+    # (every mechanism makes the same thread accesses); sectors *per request* do not order this way,
+    # since they also count how many threads a request carries (docs/memory.md, *Regrouped warps*)
     trace = synthetic(n_blocks=24, n_threads=1024, seed=4, block=(256, 1, 1), divergence=0.5, with_mem=True)
     cfg = SimConfig(warp_size=32, simd_width=8, n_sms=2, perfect_memory=False)
-    spr = {m: (lambda s: s.mem_sectors / s.mem_requests)(simulate(trace, cfg.replace(mechanism=m)))
-           for m in ("sps", "dwf", "tbc")}
-    assert spr["dwf"] > spr["sps"], spr
-    assert spr["tbc"] < spr["dwf"], spr
+    sectors = {m: simulate(trace, cfg.replace(mechanism=m)).mem_sectors for m in ("sps", "dwf", "tbc")}
+    assert sectors["dwf"] > sectors["sps"], sectors
+    assert sectors["tbc"] < sectors["dwf"], sectors
 
 
 def test_memory_instruction_facts_default_to_4_byte_loads():

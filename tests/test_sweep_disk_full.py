@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from sweep_helpers import make_traces
+from sweep_helpers import make_sweep, make_traces
 
 from simt_fast import _storage, results
 from simt_fast.results import DiskFullError, ResultsWriter
@@ -240,3 +240,81 @@ def test_rows_left_unfinished_are_dropped_and_run_again(tmp_path):
     assert sorted(df["cycles"]) == [100, 101, 102, 103, 104]
     with ResultsWriter(out) as w:  # the record was cleared: nothing is dropped again
         assert not w.recovered and len(w.ids) == 5
+
+
+# A full disk before the first row: at the file's creation, while its schema is written, or at the first
+# row's chunks; either HDF5 meets it (another program took the space the writer reserved, simulated by
+# switching the reservation off) or the reservation refuses it. Each case pins the limit to that
+# point from inside the sweep process, then checks the sentence, that nothing is left behind, and
+# that the re-run the sentence asks for produces the rows of a clean run.
+FIRST_WRITE = """
+    import os, resource, sys
+    from simt_fast import _storage, results
+    where, overtaken, out, sweep, cache = sys.argv[1:6]
+    hard = resource.getrlimit(resource.RLIMIT_FSIZE)[1]
+
+    def limit_to(n):
+        resource.setrlimit(resource.RLIMIT_FSIZE, (n, hard))
+
+    if overtaken == "yes":
+        _storage.reserve = lambda fd, n: None
+        _storage.check_free = lambda directory, n: None
+    if where == "creation":
+        limit_to(0)  # HDF5 cannot write the superblock
+    elif where == "schema":
+        write_schema = results._write_schema
+
+        def limited_schema(f, attrs):  # the superblock is on disk; datasets and attributes are not
+            limit_to(os.path.getsize(f.filename))
+            write_schema(f, attrs)
+
+        results._write_schema = limited_schema
+    else:
+        write_rows = results.write_rows
+
+        def limited_rows(path, *args):  # the empty file is in place; its first row's chunks do not fit
+            write_rows(path, *args)
+            limit_to(os.path.getsize(path) + 1000)
+
+        results.write_rows = limited_rows
+    from simt_fast.cli import app
+    sys.argv = ["simt-fast", "sweep", sweep, "-o", out, "-j", "1", "-q", "--cache-dir", cache]
+    app()
+"""
+
+
+@pytest.fixture(scope="module")
+def sweep10(tmp_path_factory):
+    d = tmp_path_factory.mktemp("sweep10")
+    sweep = make_sweep(d)
+    clean = d / "clean.h5"
+    outcome = run_sweep(sweep, clean, jobs=1, cache_dir=d / "cache")
+    assert outcome.ran == 10 and not outcome.failed
+    return d, sweep, clean
+
+
+@pytest.mark.parametrize("where, overtaken, why", [
+    ("creation", "yes", "File too large"),
+    ("schema", "yes", "File too large"),
+    ("first chunk", "yes", "File too large"),
+    ("creation", "no", r"the file-size limit \(ulimit -f\) of 0 bytes is reached"),
+    ("first chunk", "no", r"the file-size limit \(ulimit -f\) of \d+ bytes is reached"),
+], ids=["creation", "schema", "first-chunk", "creation-refused", "first-row-refused"])
+def test_a_full_disk_before_the_first_row_leaves_nothing_and_the_rerun_resumes(sweep10, tmp_path, where, overtaken,
+                                                                               why):
+    import re
+
+    d, sweep, clean = sweep10
+    out = tmp_path / "r.h5"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.run([sys.executable, "-W", "ignore", "-X", "faulthandler", "-c", textwrap.dedent(FIRST_WRITE),
+                           where, overtaken, str(out), str(sweep), str(d / "cache")],
+                          capture_output=True, text=True, env=env, timeout=600)
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    (line,) = _messages(proc.stderr)
+    assert re.fullmatch(f"error: {re.escape(str(out))}: disk full before the first row was stored \\({why}\\); the "
+                        f"file was removed; free space and re-run", line), line
+    assert list(tmp_path.iterdir()) == []  # no results file, temporary or lock file
+    resumed = run_sweep(sweep, out, jobs=1, cache_dir=d / "cache")
+    assert resumed.ran == 10 and resumed.skipped == 0 and not resumed.failed
+    pd.testing.assert_frame_equal(results.contents(out), results.contents(clean))

@@ -6,8 +6,10 @@ import sys
 import textwrap
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
+
+from hypothesis_budget import examples
 from sweep_helpers import SWEEP, make_sweep
 
 from simt_fast.sim.config import SimConfig
@@ -106,7 +108,7 @@ def test_point_id_depends_on_trace_and_every_config_field():
         assert point_id("d" * 64, base.replace(**{name: value})) != pid, name
 
 
-@settings(max_examples=60, deadline=None)
+@examples(60)
 @given(st.sampled_from(AVAILABLE), st.sampled_from([4, 8, 16, 32, 64]), st.integers(1, 64), st.integers(1, 500),
        st.sampled_from(AVAILABLE), st.sampled_from([4, 8, 16, 32, 64]), st.integers(1, 64), st.integers(1, 500))
 def test_point_ids_are_equal_exactly_when_configs_are(m1, w1, s1, l1, m2, w2, s2, l2):

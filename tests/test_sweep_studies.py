@@ -55,6 +55,33 @@ def test_suite_lists_studies_and_shared_points_run_once(tmp_path):
     assert set(stored[0]["points"]) | set(stored[1]["points"]) == set(results.load(out)["point_id"])
 
 
+def test_load_gives_every_study_its_rows_with_numeric_speedups_over_its_baseline(tmp_path):
+    """A suite's results file (two studies sharing two points): a row per point and study, a study
+    column, and every speedup a number -- its study's baseline point's cycles over its cycles."""
+    import numpy as np
+    import pandas as pd
+
+    plan = plan_studies(load_sweeps(_suite(tmp_path), mechanisms_available=AVAILABLE), tmp_path / "cache")
+    out = tmp_path / "r.h5"
+    run_points(plan.points, out, jobs=1, studies=plan.studies)  # no file-level baseline: only the studies'
+    df = results.load(out)
+    assert list(df.columns[:2]) == ["study", "point_id"] and list(dict.fromkeys(df["study"])) == ["first", "second"]
+    assert len(df) == 14 and df["point_id"].nunique() == 12
+    assert df["speedup"].dtype == np.float64 and np.isfinite(df["speedup"]).all()
+    for record in results.studies(out):
+        rows = df[df["study"] == record["name"]]
+        assert sorted(rows["point_id"]) == sorted(record["points"])
+        base = rows[rows["mechanism"] == "sps"].set_index(["trace", "simd_width"])["cycles"]
+        expected = [base[(r.trace, r.simd_width)] / r.cycles for r in rows.itertuples()]
+        np.testing.assert_allclose(rows["speedup"], expected, rtol=1e-12)
+        assert (rows["speedup"] != 1.0).any()  # mp and dps are not the baseline's own rows
+    second = results.load(out, study="second")
+    pd.testing.assert_frame_equal(second, df[df["study"] == "second"].reset_index(drop=True), check_like=False)
+    assert second.attrs["baseline"] == {"mechanism": "sps"}
+    with pytest.raises(results.ResultsError, match=r"r\.h5 has no study 'third' \(its studies: first, second\)"):
+        results.load(out, study="third")
+
+
 def test_a_second_run_of_a_study_keeps_the_others_and_merges_its_points(tmp_path):
     old = [{"name": "a", "points": ["1", "2"], "traces": {"x": "d1"}}, {"name": "b", "points": ["3"]}]
     new = [{"name": "a", "description": "again", "points": ["2", "4"], "traces": {"y": "d2"}}]
@@ -74,7 +101,8 @@ def test_merge_of_shards_keeps_study_records_and_analyses(tmp_path):
     results.merge(tmp_path / "m.h5", shards)
     assert [s["name"] for s in results.studies(tmp_path / "m.h5")] == ["first", "second"]
     assert set(results.analyses(tmp_path / "m.h5")) == {"t0", "t1"}
-    assert len(results.load(tmp_path / "m.h5")) == 12
+    merged = results.load(tmp_path / "m.h5")
+    assert merged["point_id"].nunique() == 12 and len(merged) == 14  # the two shared points, once per study
 
 
 @pytest.mark.parametrize("text, fragment", [

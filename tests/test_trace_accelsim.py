@@ -9,7 +9,8 @@ import re
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, strategies as st
+
 from typer.testing import CliRunner
 
 from simt_fast.cli import app
@@ -20,6 +21,7 @@ from simt_fast.trace.model import MEM_ATOMIC, MEM_FORMAT, MEM_LOAD, MEM_STORE, N
 
 import accelsim_helpers as ah
 from accelsim_helpers import line
+from hypothesis_budget import examples
 
 NA = int(NO_ACCESS)
 
@@ -283,7 +285,7 @@ def _machine_trace(seed, mode, guarded_targets, tmp):
     return load_text(tmp, m.text), m.pcs, m.mem, m.on
 
 
-@settings(max_examples=60, deadline=None)
+@examples(60)
 @given(seed=st.integers(0, 2**32 - 1), mode=st.sampled_from(["merge", "split"]))
 def test_recovered_paths_equal_the_machines(tmp_path_factory, seed, mode):
     """Branch targets unguarded (as nvcc emits them): every path and /mem entry is exact, whether
@@ -300,7 +302,7 @@ def _is_subsequence(part, whole) -> bool:
     return all(x in it for x in part)
 
 
-@settings(max_examples=30, deadline=None)
+@examples(30)
 @given(seed=st.integers(0, 2**32 - 1), mode=st.sampled_from(["merge", "split"]))
 def test_guarded_branch_targets_lose_only_predicated_off_steps(tmp_path_factory, seed, mode):
     """Branch targets with a guard that may be false for every jumping thread: a thread's jump

@@ -15,8 +15,10 @@ import re
 import h5py
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given
 from hypothesis import strategies as st
+
+from hypothesis_budget import examples
 from trace_helpers import tiny_trace
 from typer.testing import CliRunner
 
@@ -169,7 +171,7 @@ INT_DATASETS = ("cfg/block_start", "cfg/succ_ptr", "cfg/succ_idx", "cfg/ipdom", 
                 "instr/src_reg", "threads/path_ptr", "threads/path")
 OTHER_FIELDS = ("cfg/has_barrier", "cfg/label", "instr/text", "@grid", "@block", "@kernel", "@digest", "@schema")
 SPECIAL = (-(2**31), -7, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 99, 200, 255, 32767, 65535, 2**31 - 1)
-PROPERTY = settings(max_examples=40, deadline=None, derandomize=True,
+PROPERTY = examples(40, derandomize=True,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 
 

@@ -3,12 +3,13 @@
 import h5py
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given
 
 from simt_fast.trace import SCHEMA, Trace, TraceError, TraceWriter, synthetic
 from simt_fast.trace.io import CFG_FIELDS, INSTR_FIELDS, file_digest, path_dtype, read_header
 from simt_fast.trace.synth import traces
 
+from hypothesis_budget import examples
 from trace_helpers import tiny_trace
 
 ARRAYS = (*CFG_FIELDS, *INSTR_FIELDS, "path_ptr", "path")
@@ -59,7 +60,7 @@ def test_mem_group_round_trip(tmp_path):
     assert u.digest() == t.digest() != tiny_trace().digest()
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@examples(40, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(trace=traces())
 def test_round_trip_synthetic(tmp_path, trace):
     p = tmp_path / "s.h5"

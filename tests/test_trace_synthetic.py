@@ -4,7 +4,7 @@ import sys
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from simt_fast.ir import graph
@@ -24,18 +24,20 @@ from simt_fast.trace.synth import (
 
 from simt_fast.trace import synth as synth_module  # noqa: E402
 
+from hypothesis_budget import examples
+
 
 def succ_lists(t):
     return [list(map(int, t.succ_idx[t.succ_ptr[b] : t.succ_ptr[b + 1]])) for b in range(t.n_blocks)]
 
 
-@settings(max_examples=150, deadline=None)
+@examples(150)
 @given(trace=traces())
 def test_synthetic_traces_always_validate(trace):
     validate(trace)
 
 
-@settings(max_examples=60, deadline=None)
+@examples(60)
 @given(trace=traces(max_blocks=40))
 def test_cfg_shape_invariants(trace):
     n, exit_block = trace.n_blocks, trace.n_blocks - 1
@@ -67,7 +69,7 @@ def test_cfg_shape_invariants(trace):
             assert trace.src_reg[i, 0] == trace.dst_reg[i - 1] >= 0
 
 
-@settings(max_examples=60, deadline=None)
+@examples(60)
 @given(trace=traces(barrier_prob=1.0))
 def test_barriers_are_passed_exactly_once_by_every_thread(trace):
     n = trace.n_blocks
@@ -98,7 +100,7 @@ def test_defaults_produce_loops_several_exits_and_unstructured_edges():
     assert all(v > 0 for v in seen.values()), seen
 
 
-@settings(max_examples=60, deadline=None)
+@examples(60)
 @given(trace=traces(max_blocks=48, structured=True, loop_prob=0.3, switch_prob=0.1))
 def test_structured_cfgs_reduce_to_one_region(trace):
     """structured=True: structural analysis (Wu et al. 2012) collapses the CFG with no interacting edge."""
@@ -184,7 +186,7 @@ def test_splitmix64_known_values():
         assert int(_splitmix(np.uint64(0))) == 0xE220A8397B1DCDAF
 
 
-@settings(max_examples=100, deadline=None)
+@examples(100)
 @given(seed=st.integers(0, 2**64 - 1), stream=st.integers(0, 3), a=st.integers(0, 2**31), b=st.integers(0, 2**20),
        c=st.integers(0, 1000))
 def test_uniform_numba_equals_python(seed, stream, a, b, c):
@@ -194,7 +196,7 @@ def test_uniform_numba_equals_python(seed, stream, a, b, c):
     assert 0.0 <= u < 1.0
 
 
-@settings(max_examples=80, deadline=None)
+@examples(80)
 @given(trace=traces(max_blocks=20, max_threads=48), walk_seed=st.integers(0, 2**63), data=st.data())
 def test_walk_kernel_equals_reference(trace, walk_seed, data):
     n = trace.n_blocks

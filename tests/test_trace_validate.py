@@ -7,6 +7,7 @@ import pytest
 from simt_fast.ir.model import OpClass
 from simt_fast.trace import Trace, TraceError, validate
 
+from hypothesis_budget import examples
 from trace_helpers import tiny_trace
 
 
@@ -304,7 +305,7 @@ from hypothesis import strategies as st  # noqa: E402
 from simt_fast.trace.synth import traces  # noqa: E402
 
 
-@settings(max_examples=100, deadline=None)
+@examples(100)
 @given(trace=traces(max_blocks=16, max_threads=32), data=st.data())
 def test_corrupted_step_is_located(trace, data):
     i = data.draw(st.integers(0, len(trace.path) - 1), label="step index")

@@ -19,10 +19,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 import simt_fast.workloads as workloads
+
+from hypothesis_budget import examples
 
 HERE = Path(__file__).resolve().parent / "data" / "workloads"
 CXX = shutil.which("g++")
@@ -99,7 +101,7 @@ def test_host_lexer_kernel_on_hand_written_lines():
 _LEXER_CHARS = st.sampled_from(list(b'a_Z09."\\# \t+\x00'))
 
 
-@settings(max_examples=60, deadline=None)
+@examples(60)
 @given(st.lists(st.lists(_LEXER_CHARS, max_size=20), min_size=1, max_size=40))
 def test_host_lexer_kernel_equals_regex_tokenizer_on_random_lines(lines):
     from simt_fast.workloads import statemachine
@@ -115,7 +117,7 @@ def test_host_lexer_kernel_equals_regex_tokenizer_on_random_lines(lines):
     assert counts.reshape(len(lines), -1).tolist() == want
 
 
-@settings(max_examples=40, deadline=None)
+@examples(40)
 @given(st.lists(st.integers(0, 3), min_size=1, max_size=60), st.lists(st.integers(0, 4), min_size=8, max_size=8 * 12),
        st.integers(1, 10))
 def test_host_trie_matcher_equals_substring_reference(ref_bases, query_bases, depth):
@@ -135,7 +137,7 @@ def test_host_trie_matcher_equals_substring_reference(ref_bases, query_bases, de
     wl.check(spec)
 
 
-@settings(max_examples=25, deadline=None)
+@examples(25)
 @given(st.integers(4, 9), st.data())
 def test_host_nqueens_kernel_equals_recursive_solver(n, data):
     from simt_fast.workloads import nqueens
@@ -156,7 +158,7 @@ def test_host_nqueens_kernel_equals_recursive_solver(n, data):
     assert int(args[5][0]) == {4: 2, 5: 10, 6: 4, 7: 40, 8: 92, 9: 352}[n]
 
 
-@settings(max_examples=50, deadline=None)
+@examples(50)
 @given(st.lists(st.lists(st.sampled_from(list(b"aZ_09 .\x00")), max_size=16), min_size=1, max_size=40))
 def test_host_multientry_kernel_equals_regex_scanner(lines):
     from simt_fast.workloads import multientry

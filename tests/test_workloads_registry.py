@@ -17,7 +17,9 @@ import simt_fast.workloads as workloads
 
 REQUIRED = {"bfs", "blackscholes", "nn", "mummer", "raytrace", "storegpu", "laplace3d", "nqueens", "aes",
             "libor", "shortcircuit", "earlyexit", "inlinedreturn", "statemachine",
-            "sssp", "bvh", "hashprobe", "spmv", "mcreject"}
+            "sssp", "bvh", "hashprobe", "spmv", "mcreject",
+            "nw", "hotspot", "pathfinder", "srad", "backprop", "lud", "gaussian", "kmeans", "streamcluster",
+            "lbm", "stencil", "tpacf", "particlefilter"}
 NAMES = workloads.names()
 
 # by-value .param type -> numpy scalar dtypes the spec may pass for it
@@ -90,7 +92,8 @@ def test_launch_spec_shape(workload, tiny):
     assert (tiny.workload, tiny.size, tiny.seed) == (workload.name, "tiny", 0)
     assert tiny.shared_bytes == 0  # every kernel sizes its shared memory statically
     threads_per_cta = int(np.prod(tiny.block))
-    assert threads_per_cta <= 1024 and (threads_per_cta == 1 or threads_per_cta % 32 == 0)
+    # whole warps, or one partial warp (nn's one-thread CTAs, Rodinia nw's and gaussian's 16 threads)
+    assert threads_per_cta <= 1024 and (threads_per_cta < 32 or threads_per_cta % 32 == 0)
 
 
 def test_tiny_is_small_and_default_is_larger(workload, tiny):
@@ -150,7 +153,9 @@ def test_check_reports_an_unwritten_output(workload):
 
 def test_check_reports_a_modified_input(workload):
     spec = _written_by_reference(workload)
-    i = next(j for j, a in enumerate(spec.args) if isinstance(a, np.ndarray) and j not in spec.outputs)
+    i = next((j for j, a in enumerate(spec.args) if isinstance(a, np.ndarray) and j not in spec.outputs), None)
+    if i is None:
+        pytest.skip("every buffer is an output (updated in place)")
     flat = spec.args[i].reshape(-1)
     if np.issubdtype(flat.dtype, np.integer):
         flat[0] ^= 1  # (+1 would overflow an all-ones key such as hashprobe's EMPTY)

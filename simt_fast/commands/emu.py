@@ -9,7 +9,15 @@ from typing import List, Optional
 import typer
 
 from ._errors import fail, user_errors
-from ._files import check_output
+from ._files import check_output, check_output_dir
+
+
+ARG_HELP = ("Kernel argument of a .ptx input, one per .param in order: buf:DTYPE:N (zeros), rand:DTYPE:N[:LO:HI] "
+            "(random: integers LO..HI inclusive, default 0..65535, 0..32767 for 16-bit and 0..127 for 8-bit "
+            "types; floats [LO, HI), default [0, 1); seeded by --seed), sorted:DTYPE:N[:LO:HI] (the same, "
+            "sorted), iota:DTYPE:N[:START[:STEP]] (START, START+STEP, ...), npy:FILE (a numpy.save file), or "
+            "DTYPE:VALUE (a scalar). DTYPE: u8..u64, s8..s64, b8..b64, f16, f32, f64 (or int32, float32, ...). "
+            "Buffers go to pointer parameters, scalars to the others.")
 
 
 class _Stopped(Exception):
@@ -26,11 +34,16 @@ def _progress_launch(description: str, out: Path, run):
     def on_term(signum, frame):
         raise _Stopped()
 
+    from rich.console import Console
+
     previous = signal.signal(signal.SIGTERM, on_term)
+    console = Console(stderr=True)
     try:
+        # on stderr, and only on a terminal: piped output starts with the result, not a blank line
         with Progress(
             TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("threads"),
-            TimeElapsedColumn(), TimeRemainingColumn(), transient=True,
+            TimeElapsedColumn(), TimeRemainingColumn(), transient=True, console=console,
+            disable=not console.is_terminal,
         ) as bar:
             task = bar.add_task(description, total=None)
 
@@ -65,40 +78,57 @@ def register(app: typer.Typer) -> None:
     def trace_cmd(
         source: str = typer.Argument(..., help="A workload name (see `simt-fast workloads`) or a .ptx file."),
         size: str = typer.Option("default", "--size", "-s", help="Workload size: tiny or default."),
-        seed: int = typer.Option(0, "--seed", help="Input generator seed (workloads)."),
-        output: Optional[Path] = typer.Option(None, "--output", "-o", help="Trace file to write (default: <workload>-<size>.h5)."),
+        seed: int = typer.Option(0, "--seed", help="Input seed: a workload's input generator, or every rand:/sorted: "
+                                 "--arg of a .ptx input (each argument its own stream)."),
+        output: Optional[Path] = typer.Option(None, "--output", "-o", help="Trace file to write (default: "
+                                              "<workload>-<size>.h5; for a .ptx input <file stem>.h5, or "
+                                              "<file stem>-<kernel>.h5 with --kernel)."),
         kernel: Optional[str] = typer.Option(None, "--kernel", "-k", help="Kernel name or unique substring (.ptx input)."),
         grid: Optional[str] = typer.Option(None, "--grid", help="CTAs, e.g. 64 or 8,8 (.ptx input)."),
         block: Optional[str] = typer.Option(None, "--block", help="Threads per CTA, e.g. 256 or 16,16 (.ptx input)."),
-        arg: List[str] = typer.Option([], "--arg", help="Kernel argument for .ptx input, in .param order: "
-                                      "buf:DTYPE:N (zeroed buffer), rand:DTYPE:N (random buffer), or DTYPE:VALUE (scalar)."),
+        arg: List[str] = typer.Option([], "--arg", help=ARG_HELP),
         shared: int = typer.Option(0, "--shared-bytes", help="Dynamic shared memory per CTA (.ptx input)."),
         mem: bool = typer.Option(True, "--mem/--no-mem", help="Record the address of every memory access (/mem; on by default)."),
         check: bool = typer.Option(True, "--check/--no-check", help="Compare a workload's outputs with its numpy reference."),
-        max_insts: Optional[int] = typer.Option(None, "--max-insts", help="Stop with an error after this many thread instructions."),
+        save_outputs: Optional[Path] = typer.Option(None, "--save-outputs", help="Directory to write the kernel's "
+                                                    "buffers to after the run, DIR/argK.npy for argument K "
+                                                    "(numpy.load reads them)."),
+        max_insts: Optional[int] = typer.Option(None, "--max-insts", help="Stop with an error after this many thread "
+                                                "instructions (default: the most a trace within --max-trace-bytes can hold)."),
         force: bool = typer.Option(False, "--force", help="Replace an existing output file that is not a trace."),
-        max_log_bytes: Optional[int] = typer.Option(None, "--max-log-bytes", help="Stop with an error when one CTA's "
-                                                    "event logs outgrow this (default: a quarter of the machine's memory)."),
+        max_trace_bytes: Optional[int] = typer.Option(None, "--max-trace-bytes", help="Stop with an error when what the "
+                                                      "emulator holds for the trace (the running batch's event logs) "
+                                                      "outgrows this (default: an eighth of the memory available)."),
     ):
-        """Emulate a workload (or a PTX kernel) and write its trace (HDF5) with every thread's block path."""
+        """Emulate a workload (or a PTX kernel) and write its trace (HDF5) with every thread's block path.
+
+        For a .ptx file give --grid, --block and one --arg per kernel parameter, e.g.
+        `simt-fast trace divergent.ptx -k collatz --grid 16 --block 128 --arg rand:u32:2048:1:100000
+        --arg buf:u32:2048 --arg buf:u32:32 --arg s32:2048 --arg s32:32`.
+        """
         import time
 
         from .. import workloads
-        from ..emu import EmuError, launch
+        from ..emu import EmuError, launch, load_kernel
+        from ._kernel_args import parse_args, save_buffers
 
         t0 = time.perf_counter()
+        if save_outputs is not None:
+            check_output_dir(save_outputs, "--save-outputs directory")
         if source.endswith(".ptx"):
             if grid is None or block is None:
                 fail("a .ptx input needs --grid and --block (and one --arg per kernel parameter)")
             out = check_output(output or Path(f"{Path(source).stem}{'-' + kernel if kernel else ''}.h5"),
                                "trace file", writes="trace", force=force)
             with user_errors(EmuError, ValueError):
-                args = [_parse_arg(a, k) for k, a in enumerate(arg)]
+                kern = load_kernel(Path(source), kernel)
+                args = parse_args(arg, kern.func, seed)
+                attrs = {"args": " ".join(arg), "seed": int(seed)}
                 run = _progress_launch(
                     f"emulating {Path(source).name}", out,
-                    lambda progress: launch(Path(source), kernel, _dims(grid), _dims(block), args, shared,
+                    lambda progress: launch(kern, None, _dims(grid), _dims(block), args, shared,
                                             trace_path=out, record_mem=mem, max_insts=max_insts, progress=progress,
-                                            max_log_bytes=max_log_bytes),
+                                            attrs=attrs, max_trace_bytes=max_trace_bytes),
                 )
             label = Path(source).name
         else:
@@ -108,12 +138,13 @@ def register(app: typer.Typer) -> None:
             out = check_output(output or Path(f"{source}-{size}.h5"), "trace file", writes="trace", force=force)
             with user_errors(EmuError, ValueError):
                 spec = wl.launch_spec(size, seed=seed)
+                args = spec.args
                 attrs = {"workload": source, "size": size, "seed": int(seed)}
                 run = _progress_launch(
                     f"emulating {source} ({size})", out,
                     lambda progress: launch(wl.ptx_path, wl.kernel, spec.grid, spec.block, spec.args, spec.shared_bytes,
                                             trace_path=out, record_mem=mem, max_insts=max_insts, progress=progress,
-                                            attrs=attrs, max_log_bytes=max_log_bytes),
+                                            attrs=attrs, max_trace_bytes=max_trace_bytes),
                 )
             if check:
                 try:
@@ -129,6 +160,11 @@ def register(app: typer.Typer) -> None:
             f"{out}: {label}, kernel {run.kernel}, {n_threads} threads, {run.thread_insts} thread instructions "
             f"in {dt:.2f} s (including parsing and loading the compiled emulator)"
         )
+        if save_outputs is not None:
+            with user_errors():
+                written = save_buffers(save_outputs, args)
+            typer.echo(f"{save_outputs}: wrote the {len(written)} buffer(s) after the run: "
+                       f"{', '.join(p.name for p in written) or 'none'}")
 
 
 def _dims(text: str) -> tuple:
@@ -136,42 +172,3 @@ def _dims(text: str) -> tuple:
         return tuple(int(v) for v in text.replace("x", ",").split(",") if v.strip())
     except ValueError:
         raise typer.BadParameter(f"'{text}' is not a list of integers like 64 or 8,8") from None
-
-
-def _parse_arg(text: str, k: int):
-    """--arg forms: buf:DTYPE:N, rand:DTYPE:N, DTYPE:VALUE; sizes and values are checked before use."""
-    import numpy as np
-
-    from ..emu.limits import gib, machine_bytes
-
-    parts = text.split(":")
-    try:
-        if parts[0] in ("buf", "rand") and len(parts) == 3:
-            dt = np.dtype(parts[1])
-            n = int(parts[2])
-            if n < 0 or n * dt.itemsize > machine_bytes() // 2:
-                raise ValueError(f"--arg {k} '{text}' asks for {n} elements ({gib(max(n, 0) * dt.itemsize)}); "
-                                 f"a buffer must have 0 to {machine_bytes() // 2 // dt.itemsize} elements on this machine")
-            if parts[0] == "buf":
-                return np.zeros(n, dt)
-            rng = np.random.default_rng(k)
-            if dt.kind == "f":
-                return rng.random(n).astype(dt)
-            return rng.integers(0, 1 << min(8 * dt.itemsize - 1, 16), n).astype(dt)
-        if len(parts) == 2:
-            dt = np.dtype(parts[0])
-            if dt.kind == "f":
-                v = float(parts[1])
-                if np.isfinite(v) and abs(v) > float(np.finfo(dt).max):
-                    raise ValueError(f"--arg {k} '{text}': {parts[1]} does not fit {dt.name}")
-                return dt.type(v)
-            v = int(parts[1], 0)
-            if dt.kind in "iu":
-                info = np.iinfo(dt)
-                if not info.min <= v <= info.max:
-                    raise ValueError(f"--arg {k} '{text}': {v} does not fit {dt.name} ({info.min}..{info.max})")
-            return dt.type(v)
-    except (TypeError, ValueError) as e:
-        if str(e).startswith("--arg"):
-            raise
-    raise ValueError(f"--arg {k} '{text}' is not buf:DTYPE:N, rand:DTYPE:N or DTYPE:VALUE (e.g. int32:5)")

@@ -33,6 +33,11 @@ def register(app: typer.Typer) -> None:
         dry_run: bool = typer.Option(False, "--dry-run", help="Validate and list the points, run nothing."),
         quiet: bool = typer.Option(False, "-q", "--quiet", help="No progress bar."),
         allow_digest_mismatch: bool = ALLOW_DIGEST_MISMATCH,
+        max_insts: Optional[int] = typer.Option(None, "--max-insts", help="Emulator budget for workloads traced "
+                                                "into the cache: thread instructions (default: see docs/emu.md)."),
+        max_trace_bytes: Optional[int] = typer.Option(None, "--max-trace-bytes", help="Emulator budget for workloads "
+                                                      "traced into the cache: bytes held for a trace (default: an "
+                                                      "eighth of the memory available)."),
     ):
         """Run every point of a sweep (or of every study of a suite file) not yet in the results file,
         streaming each result to it; per-trace analyses the sweep asks for are stored with them."""
@@ -53,8 +58,10 @@ def register(app: typer.Typer) -> None:
                 if event == "tracing" and not quiet:
                     typer.echo(f"tracing workload {name} with the emulator (cached for later runs)...", err=True)
 
+            emu_limits = {k: v for k, v in (("max_insts", max_insts), ("max_trace_bytes", max_trace_bytes))
+                          if v is not None}
             planned = plan_studies(specs, cache_dir, shard_t, on_trace=on_trace,
-                                   allow_digest_mismatch=allow_digest_mismatch)
+                                   allow_digest_mismatch=allow_digest_mismatch, emu_limits=emu_limits)
         where = f" (shard {shard})" if shard else ""
         if dry_run:
             for spec, record in zip(specs, planned.studies):

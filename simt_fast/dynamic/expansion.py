@@ -19,9 +19,9 @@ overlap: different paths out of the branch meet in a common block before the rec
 which is exactly the condition Wu et al. 2012 §2.2 gives for dynamic expansion, and the blocks Forward Copy
 duplicates (Fig. 11). Structured branches (if/else, loop tests) never qualify.
 
-The IPDOM replay (:func:`ipdom_replay`, numba kernel ``_replay``; plain-Python reference
-:func:`ipdom_replay_reference`) walks every warp (``warp_size`` consecutive threads of a CTA) through
-a single-path reconvergence stack. Which (block, thread mask) groups a warp issues under IPDOM does
+The IPDOM replay (:func:`ipdom_replay`; plain-Python reference :func:`ipdom_replay_reference`)
+counts, per block, the issue records of :mod:`simt_fast.trace.ipdom_walk`, which walks every warp
+(``warp_size`` consecutive threads of a CTA) through a single-path reconvergence stack. Which (block, thread mask) groups a warp issues under IPDOM does
 not depend on timing, so the per-block issue counts it returns equal the ``sps`` timing core's
 ``warp_insts`` exactly (tested) and are what the scalarization statistics
 (:mod:`simt_fast.dynamic.scalarize`) are built on.
@@ -33,7 +33,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._jit import jit
 from ..emu import launch
 from ..ir import parse_ptx
 from ..ir.control_tree import build_control_tree
@@ -41,7 +40,8 @@ from ..ir.ptx_printer import print_module
 from ..ir.structurize import structurize_module
 from ..sim import simulate
 from ..sim.config import SimConfig
-from ..trace.model import Trace, TraceError
+from ..trace.ipdom_walk import cta_chunks, issue_stream, issue_stream_reference
+from ..trace.model import Trace
 from ..workloads import get
 
 __all__ = ["ReplayCounts", "ipdom_replay", "ipdom_replay_reference", "expansion_branches", "expansion",
@@ -145,209 +145,34 @@ class ReplayCounts:
         return int((self.expansion_issues * self.block_sizes).sum())
 
 
-@jit
-def _replay(W, tpc, n_ctas, succ_ptr, succ_idx, ipdom, flag, path_ptr, path, exit_b,
-            full_i, part_i, full_t, part_t, exp_i, out):
-    """Per warp, a single-path IPDOM stack (Fung et al.; Wu et al. 2012 §2.2): on divergence the top entry
-    becomes the reconvergence entry at the branch's IPDOM and one entry per successor group is pushed;
-    an entry whose PC reaches its reconvergence PC pops. Fills the per-block counters."""
-    wpc = (tpc + W - 1) // W
-    cap = 2 * W + 4  # each divergence strictly shrinks the top mask: <= W pending paths + W reconv entries
-    s_blk = np.zeros(cap, np.int64)
-    s_mask = np.zeros(cap, np.int64)
-    s_rpc = np.zeros(cap, np.int64)
-    s_flag = np.zeros(cap, np.int64)
-    pos = np.zeros(64, np.int64)
-    nxt = np.zeros(64, np.int64)
-    max_succ = 1
-    for b in range(succ_ptr.shape[0] - 1):
-        if succ_ptr[b + 1] - succ_ptr[b] > max_succ:
-            max_succ = succ_ptr[b + 1] - succ_ptr[b]
-    gblk = np.zeros(max_succ, np.int64)
-    gmask = np.zeros(max_succ, np.int64)
-    max_depth = 0
-    for cta in range(n_ctas):
-        for wi in range(wpc):
-            tbase = cta * tpc + wi * W
-            lanes = min(W, tpc - wi * W)
-            live = np.int64(0)
-            for lane in range(lanes):
-                pos[lane] = path_ptr[tbase + lane]
-                if path[pos[lane]] != exit_b:
-                    live |= np.int64(1) << lane
-            if live == 0:
-                continue
-            s_blk[0] = 0  # every warp starts converged at the entry block
-            s_mask[0] = live
-            s_rpc[0] = -1
-            s_flag[0] = 0
-            sp = 1
-            n_flag = 0  # flagged (expansion-prone) reconvergence entries on the stack
-            while sp > 0:
-                top = sp - 1
-                m = s_mask[top] & live
-                b = s_blk[top]
-                if m == 0 or b == s_rpc[top]:
-                    # reached the reconvergence point (or every thread of the entry exited): pop
-                    n_flag -= s_flag[top]
-                    sp -= 1
-                    continue
-                s_mask[top] = m
-                # ---- issue block b with mask m -------------------------------------------------
-                cnt = 0
-                for lane in range(lanes):
-                    if (m >> lane) & 1:
-                        cnt += 1
-                if m == live:
-                    full_i[b] += 1
-                    full_t[b] += cnt
-                else:
-                    part_i[b] += 1
-                    part_t[b] += cnt
-                if n_flag - s_flag[top] > 0 and m != live:
-                    # a diverged warp inside the region of an expansion-prone branch (Wu et al. 2012 §4.2.1)
-                    exp_i[b] += 1
-                # ---- move the issued threads along their paths ----------------------------------
-                for lane in range(lanes):
-                    if (m >> lane) & 1:
-                        pos[lane] += 1
-                        nxt[lane] = path[pos[lane]]
-                ng = 0
-                seen = np.int64(0)
-                for e in range(succ_ptr[b], succ_ptr[b + 1]):
-                    s = succ_idx[e]
-                    gm = np.int64(0)
-                    for lane in range(lanes):
-                        if (m >> lane) & 1 and nxt[lane] == s:
-                            gm |= np.int64(1) << lane
-                    if gm == 0 or (seen & gm) != 0:
-                        continue
-                    seen |= gm
-                    if s == exit_b:
-                        live &= ~gm
-                    else:
-                        gblk[ng] = s
-                        gmask[ng] = gm
-                        ng += 1
-                if seen != m:
-                    out[0] = -1  # a path step that is not a CFG edge
-                    out[1] = tbase
-                    out[2] = b
-                    return
-                if ng == 0:
-                    n_flag -= s_flag[top]
-                    sp -= 1
-                elif ng == 1:
-                    s_blk[top] = gblk[0]
-                    s_mask[top] = gmask[0]
-                else:
-                    if sp + ng > cap:
-                        out[0] = -2
-                        return
-                    # the top entry becomes the reconvergence entry at the branch's IPDOM, flagged when
-                    # the branch is expansion-prone (its region's issues count toward the upper limit)
-                    r = ipdom[b]
-                    n_flag -= s_flag[top]
-                    s_blk[top] = r
-                    s_mask[top] = m
-                    s_flag[top] = flag[b]
-                    n_flag += flag[b]
-                    # push the paths in CFG successor order: the last successor is on top and runs
-                    # first, as in the sps timing core (docs/core.md) -- which paths run before which
-                    # decides whether threads have already exited when the others issue
-                    for k in range(ng):
-                        s_blk[sp] = gblk[k]
-                        s_mask[sp] = gmask[k]
-                        s_rpc[sp] = r
-                        s_flag[sp] = 0
-                        sp += 1
-                    if sp > max_depth:
-                        max_depth = sp
-    out[0] = 0
-    out[3] = max_depth
-
-
-def _check(trace: Trace, warp_size: int) -> None:
-    if not (1 <= warp_size <= 64):
-        raise ValueError(f"warp_size must be between 1 and 64 (got {warp_size})")
-    if trace.n_threads != trace.n_ctas * trace.threads_per_cta:
-        raise TraceError(f"trace '{trace.kernel}': {trace.n_threads} thread paths but grid x block = "
-                         f"{trace.n_ctas * trace.threads_per_cta}")
+def _counts(stream_parts, trace: Trace, warp_size: int) -> ReplayCounts:
+    """Per-block counters of a trace's issue records (:mod:`simt_fast.trace.ipdom_walk`)."""
+    nb = trace.n_blocks
+    res = ReplayCounts(warp_size, *[np.zeros(nb, np.int64) for _ in range(5)], block_sizes=trace.block_sizes())
+    for s in stream_parts:
+        threads = np.bitwise_count(s.mask).astype(np.int64)
+        part = ~s.full
+        res.full_issues += np.bincount(s.block[s.full], minlength=nb)
+        res.partial_issues += np.bincount(s.block[part], minlength=nb)
+        res.full_threads += np.bincount(s.block[s.full], weights=threads[s.full], minlength=nb).astype(np.int64)
+        res.partial_threads += np.bincount(s.block[part], weights=threads[part], minlength=nb).astype(np.int64)
+        # a diverged warp inside the region of an expansion-prone branch (Wu et al. 2012 §4.2.1)
+        res.expansion_issues += np.bincount(s.block[s.in_region], minlength=nb)
+        res.max_depth = max(res.max_depth, s.max_depth)
+    return res
 
 
 def ipdom_replay(trace: Trace, warp_size: int, flags: np.ndarray | None = None) -> ReplayCounts:
     """Replay ``trace`` under IPDOM with warps of ``warp_size``; ``flags`` marks expansion-prone
-    branches (default :func:`expansion_branches`)."""
-    _check(trace, warp_size)
-    nb = trace.n_blocks
+    branches (default :func:`expansion_branches`). The walk runs over CTA ranges of bounded size."""
     flags = expansion_branches(trace) if flags is None else np.asarray(flags, np.bool_)
-    arrays = [np.zeros(nb, np.int64) for _ in range(5)]
-    out = np.zeros(4, np.int64)
-    ipdom = np.asarray(trace.ipdom, np.int64).copy()
-    ipdom[ipdom < 0] = nb - 1
-    _replay(int(warp_size), trace.threads_per_cta, trace.n_ctas, np.asarray(trace.succ_ptr, np.int64),
-            np.asarray(trace.succ_idx, np.int64), ipdom, flags.astype(np.int64),
-            np.asarray(trace.path_ptr, np.int64), np.asarray(trace.path, np.int64), nb - 1, *arrays, out)
-    if out[0] == -2:  # pragma: no cover - the bound in _replay is a proof, this is its guard
-        raise RuntimeError("IPDOM replay: reconvergence stack overflow")
-    if out[0] < 0:
-        raise TraceError(f"trace '{trace.kernel}': a thread of the warp starting at thread {int(out[1])} leaves "
-                         f"block {int(out[2])} along a step that is not a CFG edge")
-    return ReplayCounts(int(warp_size), *arrays, max_depth=int(out[3]), block_sizes=trace.block_sizes())
+    return _counts((issue_stream(trace, warp_size, a, b, flags) for a, b in cta_chunks(trace)), trace, warp_size)
 
 
 def ipdom_replay_reference(trace: Trace, warp_size: int, flags=None) -> ReplayCounts:
-    """Plain-Python model of :func:`ipdom_replay` (lists of dict stack entries, sets of threads)."""
-    _check(trace, warp_size)
-    nb = trace.n_blocks
-    exit_b = nb - 1
+    """Plain-Python model of :func:`ipdom_replay` (the walk's reference model)."""
     flags = expansion_branches(trace) if flags is None else np.asarray(flags, bool)
-    succs = _succ_lists(trace)
-    ipdom = [int(x) if x >= 0 else exit_b for x in trace.ipdom]
-    res = ReplayCounts(warp_size, *[np.zeros(nb, np.int64) for _ in range(5)], block_sizes=trace.block_sizes())
-    tpc = trace.threads_per_cta
-    for cta in range(trace.n_ctas):
-        for w0 in range(0, tpc, warp_size):
-            threads = range(cta * tpc + w0, cta * tpc + min(tpc, w0 + warp_size))
-            paths = {t: list(map(int, trace.thread_path(t))) for t in threads}
-            pos = {t: 0 for t in threads}
-            live = {t for t in threads if paths[t][0] != exit_b}
-            stack = [dict(pc=0, threads=set(live), rpc=-1, flagged=False)] if live else []
-            while stack:
-                top = stack[-1]
-                top["threads"] &= live
-                if not top["threads"] or top["pc"] == top["rpc"]:
-                    stack.pop()
-                    continue
-                b, ts = top["pc"], top["threads"]
-                if ts == live:
-                    res.full_issues[b] += 1
-                    res.full_threads[b] += len(ts)
-                else:
-                    res.partial_issues[b] += 1
-                    res.partial_threads[b] += len(ts)
-                if ts != live and any(e["flagged"] for e in stack[:-1]):
-                    res.expansion_issues[b] += 1
-                groups = {}
-                for t in sorted(ts):
-                    pos[t] += 1
-                    groups.setdefault(paths[t][pos[t]], set()).add(t)
-                for s in groups:
-                    if s not in succs[b]:
-                        raise TraceError(f"trace '{trace.kernel}': thread {s} steps along a non-edge")
-                live -= groups.pop(exit_b, set())
-                order = [s for s in dict.fromkeys(succs[b]) if s in groups]
-                if not order:
-                    stack.pop()
-                elif len(order) == 1:
-                    top["pc"], top["threads"] = order[0], groups[order[0]]
-                else:
-                    r = ipdom[b]
-                    top["pc"], top["threads"], top["flagged"] = r, set(ts), bool(flags[b])
-                    for s in order:
-                        stack.append(dict(pc=s, threads=groups[s], rpc=r, flagged=False))
-                    res.max_depth = max(res.max_depth, len(stack))
-    return res
+    return _counts([issue_stream_reference(trace, warp_size, flags=flags)], trace, warp_size)
 
 
 # ------------------------------------------------------------------------------------------------

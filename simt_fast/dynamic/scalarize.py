@@ -19,10 +19,16 @@ issued, *diverged*           block not proven convergent, ``m != L``: 1 (one war
 thread operations            1 for a scalar instruction, else ``p``
 register reads / writes      per source / destination register operand: 1 if the register is
                              scalar, else ``p``
-memory addresses             per global/shared/local access: 1 if scalar or warp-sequential (one
-                             statically coalesced address per warp), else ``p``
-memory data accesses         1 if scalar, else ``p``
+memory addresses             per memory access: 1 if scalar or warp-sequential (one statically
+                             coalesced address per warp), else ``p``
+memory data accesses         per memory access: 1 if scalar, else ``p``
 ==========================  =================================================================
+
+A *memory access* is any load, store or atomic of the paper's abstract machine, which has no
+parameter or constant space: its ISA reads the kernel's arguments with ordinary loads (Lee et al.
+2013 Fig. 1(b), b02-b05: ``ld.u64 r1, [4096]``) that scalarization turns into one scalar load per
+warp (Fig. 1(c), c02-c05). So ``ld.param`` and ``ld.const`` (``MEM_CONST``) count as global, shared
+and local accesses do.
 
 The *baseline* (no scalarization, no warps) is what the threads do one by one: every count is ``p``
 per operand (issued = thread operations = the trace's thread instructions).
@@ -53,7 +59,8 @@ __all__ = ["ScalarFacts", "scalar_facts", "facts_for_trace", "dynamic_stats", "s
            "unscalarized_facts", "WARP_SIZES"]
 
 WARP_SIZES = (4, 8, 16, 32)
-_MEM = (int(OpClass.MEM_GLOBAL), int(OpClass.MEM_SHARED), int(OpClass.MEM_LOCAL))
+# every memory access of the paper's abstract machine, kernel parameters and constants included (module doc)
+_MEM = (int(OpClass.MEM_GLOBAL), int(OpClass.MEM_SHARED), int(OpClass.MEM_LOCAL), int(OpClass.MEM_CONST))
 
 
 @dataclass
@@ -64,7 +71,7 @@ class ScalarFacts:
     convergent: np.ndarray  # bool[n_blocks]
     scalar: np.ndarray  # bool[n_instrs]: scalar instruction
     warp_seq: np.ndarray  # bool[n_instrs]: warp-sequential load/store
-    mem: np.ndarray  # bool[n_instrs]: global/shared/local data access
+    mem: np.ndarray  # bool[n_instrs]: memory access (global, shared, local, constant or parameter space)
     src_scalar: np.ndarray  # int64[n_instrs]: source operands in scalar registers
     src_private: np.ndarray
     dst_scalar: np.ndarray  # destination operands in scalar registers

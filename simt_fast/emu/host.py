@@ -31,8 +31,8 @@ from . import machine as M
 from .device_memory import DeviceMemory
 from .errors import EmuError
 from .limits import (
-    MAX_BLOCK, MAX_CTA_THREADS, MAX_GRID, MAX_LOCAL_BYTES, MAX_SHARED_BYTES, default_log_bytes, dim3, gib,
-    machine_bytes,
+    LOG_BYTES_PER_EVENT, MAX_BLOCK, MAX_CTA_THREADS, MAX_GRID, MAX_LOCAL_BYTES, MAX_SHARED_BYTES, TRACE_SHARE,
+    available_bytes, default_max_insts, dim3, gib, size_text,
 )
 from .texture import Texture
 
@@ -41,9 +41,9 @@ EMULATOR_COLD_COMPILE_SECONDS = 45
 
 __all__ = ["launch", "Launch", "EmuError", "load_kernel", "Kernel", "Texture"]
 
-DEFAULT_MAX_INSTS = 10**11
 BATCH_THREADS = 1 << 16  # threads per CTA batch: bounds event buffers and trace batches
 EV_SOFT_LIMIT = 1 << 24  # block events (8 bytes each) after which a batch is flushed early
+MEM_LOG_BYTES_PER_EVENT = 12  # a memory access in the emulator's log: int32 thread, uint64 address
 
 
 @dataclass
@@ -203,8 +203,6 @@ def _fault_message(kern: Kernel, ctl: np.ndarray, grid: tuple, block: tuple, mem
             f"{where}: barrier deadlock in CTA {cta3}: thread {tid(ctl[C.F_THREAD])} waits at this barrier but "
             f"{addr} thread(s) of the CTA (e.g. thread {tid(ctl[C.F_AUX])}) exited without reaching it{text}"
         )
-    if code == C.F_LIMIT:
-        return _limit_message(where, text, cta3, f"max_insts={int(ctl[C.MAX_INSTS])} thread instructions")
     if code == C.F_TRAP:
         return f"{where}: {who} executed trap{text}"
     if code == C.F_WARPSYNC:
@@ -224,23 +222,40 @@ def _fault_message(kern: Kernel, ctl: np.ndarray, grid: tuple, block: tuple, mem
     return f"{where}: {who} faulted (code {code}){text}"
 
 
-def _limit_message(where: str, text: str, cta3: tuple, what: str) -> str:
-    """The one message of a launch stopped by a bound (an endless loop, most likely)."""
-    return f"{where}: the launch exceeded {what} (an endless loop?) in CTA {cta3}{text}"
-
-
-def _runaway_message(kern, ctl, grid3, block3, pc, st, limit: int, given) -> str:
-    """One CTA's logs outgrew the bound: where its threads are, in the words of the max_insts fault."""
-    running = np.flatnonzero(st != C.DONE)
-    p = int(pc[running[0]]) if len(running) else 0
-    ins = kern.func.instructions[p] if 0 <= p < len(kern.func.instructions) else None
-    where = f"{kern.func.path}:{ins.line}" if ins is not None else kern.func.path
-    text = f" (`{ins.text.strip()}`)" if ins is not None else ""
-    cta = int(ctl[C.CTA])
+def _runaway_message(kern: Kernel, ctl: np.ndarray, grid3: tuple, pc: np.ndarray, st: np.ndarray, limit: str) -> str:
+    """The one sentence of a launch stopped by a budget (an endless loop, most likely): the kernel, the
+    thread instructions executed, the limit, and the block holding most of the running CTA's unfinished
+    threads, with its PTX lines and the instruction they stand at."""
+    cta = int(ctl[C.F_CTA] if ctl[C.F_CODE] == C.F_LIMIT else ctl[C.CTA])
     cta3 = (cta % grid3[0], (cta // grid3[0]) % grid3[1], cta // (grid3[0] * grid3[1]))
-    why = "" if given is not None else f", a quarter of this machine's {gib(machine_bytes())}"
-    return _limit_message(where, text, cta3, f"max_log_bytes={limit} ({gib(limit)}{why}) of block and memory "
-                                             f"events for one CTA")
+    running = np.flatnonzero(st != C.DONE)
+    instrs = kern.func.instructions
+    where, at = kern.func.path, f"CTA {cta3} was running"
+    if len(running) and len(instrs):
+        blocks = kern.block_of[np.minimum(pc[running], len(instrs))]
+        b = int(np.bincount(blocks).argmax())
+        start, end = (int(x) for x in kern.flat["block_start"][b : b + 2])
+        lo, hi = instrs[start].line, instrs[max(start, end - 1)].line
+        ins = instrs[min(int(pc[running[blocks == b][0]]), len(instrs) - 1)]
+        label = kern.flat["label"][b]
+        lines = f"PTX line {lo}" if hi == lo else f"PTX lines {lo}-{hi}"
+        where = f"{kern.func.path}:{ins.line}"
+        at = (f"{int(np.count_nonzero(blocks == b))} of the {len(running)} unfinished threads of CTA {cta3} were in "
+              f"block {b} ({f'{label}, ' if label else ''}{lines}), at `{ins.text.strip()}`")
+    return (f"{where}: kernel '{kern.name}' stopped after {int(ctl[C.INSTS])} thread instructions: {limit}; {at} "
+            f"(an endless loop?)")
+
+
+def _trace_budget(given: Optional[int], limit: int, avail: int) -> str:
+    why = "" if given is not None else f", an eighth of the {size_text(avail)} of memory available; raise it with max_trace_bytes"
+    return f"what it holds for its trace reached max_trace_bytes={limit} ({size_text(limit)}{why})"
+
+
+def _insts_budget(given: Optional[int], limit: int, longest: int) -> str:
+    why = "" if given is not None else (f" (the most a trace within max_trace_bytes can hold: 8 bytes per block event, "
+                                        f"each at most the kernel's longest block of {longest} instructions; raise it "
+                                        f"with max_insts)")
+    return f"it reached max_insts={limit}{why}"
 
 
 def _count(name: str, v) -> int:
@@ -259,7 +274,8 @@ def _launch_size(grid, block) -> tuple:
     return grid3, block3
 
 
-def _check_sizes(kern: Kernel, grid3, block3, shared_bytes: int, max_insts: int, in_memory: bool) -> None:
+def _check_sizes(kern: Kernel, grid3, block3, shared_bytes: int, max_insts: int, in_memory: bool,
+                 max_trace_bytes: int) -> None:
     """What the launch would need, against CUDA's limits and this machine, before anything is allocated."""
     lay = kern.program.layout
     T = block3[0] * block3[1] * block3[2]
@@ -276,9 +292,10 @@ def _check_sizes(kern: Kernel, grid3, block3, shared_bytes: int, max_insts: int,
                        f"instructions (raise max_insts to run it)")
     if in_memory:
         least = n_threads * (8 + 2 * path_dtype(len(kern.flat["block_start"]) - 1).itemsize)
-        if least > machine_bytes() // 2:
-            raise EmuError(f"an in-memory trace of {n_threads} threads needs at least {gib(least)}, more than half "
-                           f"of this machine's {gib(machine_bytes())}; stream it with trace_path= or pass trace=False")
+        if least > max_trace_bytes:
+            raise EmuError(f"an in-memory trace of {n_threads} threads needs at least {gib(least)}, more than "
+                           f"max_trace_bytes={max_trace_bytes} ({gib(max_trace_bytes)}); stream it with trace_path= "
+                           f"or pass trace=False")
 
 
 _SPACE_NAMES = {codes.S_SHARED: "shared", codes.S_LOCAL: "local", codes.S_CONST: "constant", codes.S_PARAM: "parameter"}
@@ -316,7 +333,7 @@ def launch(
     attrs: Optional[dict] = None,
     ev_soft_limit: int = EV_SOFT_LIMIT,
     symbols: Optional[dict] = None,
-    max_log_bytes: Optional[int] = None,
+    max_trace_bytes: Optional[int] = None,
 ) -> Launch:
     """Emulate ``kernel`` of ``ptx`` on ``grid`` x ``block`` threads with ``args``.
 
@@ -334,9 +351,12 @@ def launch(
     ``progress(done_threads, total_threads)`` is called after every batch.
 
     Sizes are checked before anything is allocated: CUDA's limits (grid, block, shared and local
-    memory) and this machine's memory. A running launch stops with a fault after ``max_insts``
-    thread instructions, or when one CTA's logs outgrow ``max_log_bytes`` (default: a quarter of
-    the machine's memory), whichever comes first -- an endless loop never exhausts memory.
+    memory) and this machine's memory. A running launch stops with one sentence (the limit, the
+    kernel, the instructions executed, the block its threads are in) when what it holds for its
+    trace -- the running batch's event logs and the in-memory trace -- would outgrow
+    ``max_trace_bytes`` (default: an eighth of the memory available when it starts), or after
+    ``max_insts`` thread instructions (default: the most a trace within ``max_trace_bytes`` can
+    hold), whichever comes first: an endless loop never exhausts memory.
     """
     if isinstance(ptx, Kernel):
         kern = ptx
@@ -353,9 +373,12 @@ def launch(
     _check_args(kern.func, args)
     n_ctas = grid3[0] * grid3[1] * grid3[2]
     n_threads = n_ctas * T
-    max_insts = DEFAULT_MAX_INSTS if max_insts is None else _count("max_insts", max_insts)
-    log_limit = default_log_bytes() if max_log_bytes is None else _count("max_log_bytes", max_log_bytes)
-    _check_sizes(kern, grid3, block3, _count("shared_bytes", shared_bytes), max_insts, trace and trace_path is None)
+    avail = available_bytes() if max_trace_bytes is None else 0
+    budget = avail // TRACE_SHARE if max_trace_bytes is None else _count("max_trace_bytes", max_trace_bytes)
+    longest = int(np.diff(kern.flat["block_start"]).max(initial=1))
+    insts_limit = default_max_insts(budget, longest) if max_insts is None else _count("max_insts", max_insts)
+    _check_sizes(kern, grid3, block3, _count("shared_bytes", shared_bytes), insts_limit, trace and trace_path is None,
+                 budget)
     prog = kern.program
     memory = DeviceMemory(kern, args, T, shared_bytes, symbols)
     RS = prog.n_regs + 1
@@ -368,13 +391,16 @@ def launch(
     vals = np.zeros(32, np.uint64)
     barv = np.zeros(T, np.uint8)
     ctl = np.zeros(C.CTL_SIZE, np.int64)
-    ctl[C.MAX_INSTS] = max_insts
+    ctl[C.MAX_INSTS] = insts_limit
     ctl[C.EV_SOFT] = int(ev_soft_limit)
     ctas_per_batch = max(1, int(batch_threads) // T)
-    ev_cap = max(1024, ctas_per_batch * T * 8)
+    # the logs start at most a quarter of the budget each, and grow (doubling) within it
+    ev_cap = min(max(1024, ctas_per_batch * T * 8), max(1, budget // (4 * LOG_BYTES_PER_EVENT)))
     ev_t = np.empty(ev_cap, np.int32)
     ev_b = np.empty(ev_cap, np.int32)
-    mev_cap = max(1024, ctas_per_batch * T * 4) if record_mem else 1
+    mev_cap = 1
+    if record_mem and kern.blk_mem.any():
+        mev_cap = min(max(1024, ctas_per_batch * T * 4), max(1, budget // (4 * MEM_LOG_BYTES_PER_EVENT)))
     mev_t = np.empty(mev_cap, np.int32)
     mev_a = np.empty(mev_cap, np.uint64)
     flat = _launch_facts(kern, memory)
@@ -383,6 +409,7 @@ def launch(
     in_memory = trace and trace_path is None
     paths, ptrs, mems, mptrs = [], [], [], []
     held = 0  # bytes of the in-memory trace so far
+    over_budget = _trace_budget(max_trace_bytes, budget, avail)
     if trace_path is not None:
         writer = TraceWriter(
             trace_path, kernel=kern.name, grid=grid3, block=block3, cfg=flat,
@@ -409,16 +436,23 @@ def launch(
                 if status == C.ST_DONE or status == C.ST_FLUSH:
                     break
                 if status == C.ST_EV_FULL or status == C.ST_MEV_FULL:
+                    # the trace grows: the log that is full doubles, within what the budget leaves it
                     grow_ev = status == C.ST_EV_FULL
-                    logs = (2 if grow_ev else 1) * 8 * len(ev_t) + (1 if grow_ev else 2) * 12 * len(mev_t)
-                    if logs > log_limit:
-                        raise EmuError(_runaway_message(kern, ctl, grid3, block3, pc, st, log_limit, max_log_bytes))
+                    other = MEM_LOG_BYTES_PER_EVENT * len(mev_t) if grow_ev else LOG_BYTES_PER_EVENT * len(ev_t)
+                    size = LOG_BYTES_PER_EVENT if grow_ev else MEM_LOG_BYTES_PER_EVENT
+                    cap = len(ev_t) if grow_ev else len(mev_t)
+                    cap = min(max(2 * cap, 1024), (budget - held - other) // size)
+                    if cap <= (len(ev_t) if grow_ev else len(mev_t)):
+                        raise EmuError(_runaway_message(kern, ctl, grid3, pc, st, over_budget))
                     if grow_ev:
-                        ev_t = _grow(ev_t, int(ctl[C.NEV]))
-                        ev_b = _grow(ev_b, int(ctl[C.NEV]))
+                        ev_t = _grow(ev_t, int(ctl[C.NEV]), cap)
+                        ev_b = _grow(ev_b, int(ctl[C.NEV]), cap)
                     else:
-                        mev_t = _grow(mev_t, int(ctl[C.NMEV]))
-                        mev_a = _grow(mev_a, int(ctl[C.NMEV]))
+                        mev_t = _grow(mev_t, int(ctl[C.NMEV]), cap)
+                        mev_a = _grow(mev_a, int(ctl[C.NMEV]), cap)
+                elif status == C.ST_FAULT and ctl[C.F_CODE] == C.F_LIMIT:
+                    raise EmuError(_runaway_message(kern, ctl, grid3, pc, st, _insts_budget(max_insts, insts_limit,
+                                                                                             longest)))
                 else:
                     raise EmuError(_fault_message(kern, ctl, grid3, block3, memory))
             last = int(ctl[C.CTA])  # == the batch end, or earlier after ST_FLUSH
@@ -443,9 +477,10 @@ def launch(
                         mems.append(maddr)
                         mptrs.append(mptr)
                         held += maddr.nbytes + mptr.nbytes
-                    if held > machine_bytes() // 2:
-                        raise EmuError(f"the in-memory trace outgrew half of this machine's memory ({gib(held)}) "
-                                       f"after {last * T} of {n_threads} threads; stream it to a file with trace_path=")
+                    if held > budget:  # the logs were within the budget, but their CSR adds the per-thread offsets
+                        raise EmuError(f"the in-memory trace of kernel '{kern.name}' outgrew max_trace_bytes={budget} "
+                                       f"({gib(budget)}) after {last * T} of {n_threads} threads; stream it to a file "
+                                       f"with trace_path=")
             if progress is not None:
                 progress(last * T, n_threads)
             first = last
@@ -462,8 +497,8 @@ def launch(
     return result
 
 
-def _grow(a: np.ndarray, used: int) -> np.ndarray:
-    out = np.empty(max(2 * len(a), 1024), a.dtype)
+def _grow(a: np.ndarray, used: int, cap: int) -> np.ndarray:
+    out = np.empty(cap, a.dtype)
     out[:used] = a[:used]
     return out
 

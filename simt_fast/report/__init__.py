@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import html
 import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
@@ -33,7 +34,7 @@ from . import published as published_mod
 from . import tables
 from .published import load_published
 
-__all__ = ["write_report", "tables", "published_mod"]
+__all__ = ["write_report", "claims", "tables", "published_mod"]
 
 MAIN_FIGURE = "speedup.png"
 
@@ -142,25 +143,71 @@ def _panel_figure(panel_tables: list, ylabel: str, title: str, path: Path, refer
     return path
 
 
+MEAN_ROWS = ("HM", "AM", "GM")
+
+
+def _cells(row, fmt: str) -> list:
+    """A table row's cells as text: numbers in ``fmt`` ("–" when missing), or as they are when ``fmt`` is ""."""
+    if fmt:
+        return ["–" if not np.isfinite(v) else format(v, fmt) for v in row.to_numpy(np.float64)]
+    return [str(v) for v in row]
+
+
 def _md_table(table, fmt: str) -> str:
-    """A Markdown table; ``fmt`` formats numeric cells ("" = the cells are text already)."""
-    header = "| " + " | ".join([table.index.name or ""] + [str(c) for c in table.columns]) + " |"
-    sep = "|" + "---|" * (len(table.columns) + 1)
-    lines = [header, sep]
-    for idx, row in table.iterrows():
-        if fmt:
-            cells = ["–" if not np.isfinite(v) else format(v, fmt) for v in row.to_numpy(np.float64)]
-        else:
-            cells = [str(v).replace("|", "\\|").replace("\n", " ") for v in row]
-        name = f"**{idx}**" if idx in ("HM", "AM", "GM") else str(idx)
-        lines.append("| " + " | ".join([name] + cells) + " |")
+    """A Markdown table; ``fmt`` formats numeric cells ("" = the cells are text already; CLAIMS = a
+    claims frame, printed as :func:`claims_display` says)."""
+    if fmt == CLAIMS:
+        head, body = list(CLAIM_HEADERS), claims_display(table)
+    else:
+        head = [table.index.name or ""] + [str(c) for c in table.columns]
+        body = [[f"**{idx}**" if idx in MEAN_ROWS else str(idx)] + _cells(row, fmt) for idx, row in table.iterrows()]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(str(c).replace("|", "\\|").replace("\n", " ") for c in row) + " |" for row in body]
     return "\n".join(lines)
 
 
+RATIO_CLASSES = {"within 10%": "near", "within 25%": "off", "beyond 25%": "far", "not measured": "none"}
+
+
 def _html_table(table, fmt: str) -> str:
-    if not fmt:
-        return table.to_html(border=0, classes="results claims", escape=True)
-    return table.to_html(float_format=lambda v: format(v, fmt), na_rep="–", border=0, classes="results")
+    """An HTML table with one header row: the row labels (workloads, points) left-aligned in the first
+    column, numbers right-aligned; a claims frame has text claims left-aligned and its ratio cells
+    coloured by how far the measured value is from the paper's (published.band)."""
+    esc = html.escape
+    if fmt == CLAIMS:
+        head = "".join(f'<th class="{"num" if h in ("published", "simt-fast", "ratio") else "text"}">{esc(h)}</th>'
+                       for h in CLAIM_HEADERS)
+        rows = []
+        for cells, r in zip(claims_display(table), table.itertuples()):
+            band = published_mod.band(r.measured, r.published)
+            tds = [f'<td class="text">{esc(c)}</td>' for c in cells[:2]]
+            tds += [f'<td class="num">{esc(c)}</td>' for c in cells[2:4]]
+            tds.append(f'<td class="num ratio {RATIO_CLASSES[band]}" title="{esc(band)}">{esc(cells[4])}</td>')
+            tds.append(f'<td class="text note">{esc(cells[5])}</td>')
+            rows.append(f"<tr>{''.join(tds)}</tr>")
+        legend = ('<p class="legend">ratio of simt-fast to the paper: <span class="ratio near">within 10%</span> '
+                  '<span class="ratio off">within 25%</span> <span class="ratio far">more than 25% apart</span></p>')
+        return f'<table class="claims"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>{legend}'
+    head = f'<th class="text">{esc(table.index.name or "")}</th>' + "".join(
+        f'<th class="num">{esc(str(c))}</th>' for c in table.columns)
+    rows = [f'<tr{" class=mean" if idx in MEAN_ROWS else ""}><th class="text" scope="row">{esc(str(idx))}</th>'
+            + "".join(f'<td class="num">{esc(c)}</td>' for c in _cells(row, fmt)) + "</tr>" for idx, row in table.iterrows()]
+    return f'<table class="results"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
+
+
+def claims(results_path, published=None):
+    """The report's *Published vs simt-fast* table of ``results_path`` as a pandas DataFrame: a row per
+    claim of the claim files (``published``, default ``data/published``) whose study is in the
+    results, with the columns ``paper``, ``claim``, ``where``, ``what``, ``workloads``,
+    ``published``, ``measured``, ``ratio`` and ``note`` (:func:`.published.frame`). The report
+    prints these rows (the same code computes both)."""
+    df = results.load(results_path, hist=True)
+    return published_mod.frame(_claim_rows(load_published(published), df, results_path))
+
+
+def _claim_rows(claims_, df, results_path) -> list:
+    studies = {s["name"]: s for s in results.studies(results_path)}
+    return published_mod.table(claims_, df, studies, results.analyses(results_path))
 
 
 def write_report(results_path, out_dir, baseline: Optional[str] = None, published=None) -> list:
@@ -175,26 +222,20 @@ def write_report(results_path, out_dir, baseline: Optional[str] = None, publishe
     out_dir = Path(out_dir)
     if df.empty:
         return []
-    claims = load_published(published)
+    claims_ = load_published(published)
     studies = results.studies(results_path)
     analyses = results.analyses(results_path)
     out_dir.mkdir(parents=True, exist_ok=True)
     written, sections = [], []
     by_name = {s["name"]: s for s in studies}
-    w, sec = _published_sections(claims, df, by_name, analyses, out_dir)
+    w, sec = _published_sections(claims_, _claim_rows(claims_, df, results_path), df, by_name, analyses, out_dir)
     written += w
     sections += sec
     if not studies:
         groups = [("", "", df, df.attrs.get("baseline", {}) or {})]
-    else:
-        groups = []
-        for s in studies:
-            sub = df[df["point_id"].isin(set(s.get("points", [])))].copy()
-            if sub.empty:
-                continue
-            fields = dict(base) if base else dict(s.get("baseline", {}))
-            sub["speedup"] = results.speedup(sub, fields)
-            groups.append((s["name"], s.get("description", ""), sub, fields))
+    else:  # load() gave each study its rows, with the speedups over its baseline
+        groups = [(s["name"], s.get("description", ""), df[df["study"] == s["name"]], df.attrs["baselines"][s["name"]])
+                  for s in studies if (df["study"] == s["name"]).any()]
     for name, description, sub, fields in groups:
         prefix = f"{name}_" if len(groups) > 1 else ""
         heading = f"Study '{name}'" + (f": {description}" if description else "") if name else ""
@@ -207,9 +248,8 @@ def write_report(results_path, out_dir, baseline: Optional[str] = None, publishe
     return written
 
 
-def _published_sections(claims, df, studies: dict, analyses: dict, out_dir: Path) -> tuple:
-    """"Published vs simt-fast": per paper, its claims with the measured values, then its figures."""
-    rows = published_mod.table(claims, df, studies, analyses)
+def _published_sections(claims, rows: list, df, studies: dict, analyses: dict, out_dir: Path) -> tuple:
+    """"Published vs simt-fast": per paper, its claims (``rows``) with the measured values, then its figures."""
     if not rows:
         return [], []
     written = []
@@ -217,12 +257,13 @@ def _published_sections(claims, df, studies: dict, analyses: dict, out_dir: Path
         "Every claim of the papers that these results measure: the paper's value, the value simt-fast "
         "measured on its counterpart workloads, their ratio, and where they are more than 10% apart what "
         "explains it (the notes live with the claims in data/published/; docs/fidelity.md discusses them). "
-        "AM, HM and GM are the arithmetic, harmonic and geometric means over the workloads."])]
+        "AM, HM and GM are the arithmetic, harmonic and geometric means over the workloads. The same table as a "
+        "DataFrame: simt_fast.report.claims(results_path)."])]
+    table = published_mod.frame(rows)
     for paper in claims.papers:
-        mine = [r for r in rows if r.claim.paper.id == paper.id]
-        if not mine:
+        tab = table[table["paper"] == paper.id]
+        if tab.empty:
             continue
-        tab = _claims_frame(mine)
         figs, problems = [], []
         for fig in claims.figures:
             if fig.paper.id != paper.id:
@@ -242,7 +283,7 @@ def _published_sections(claims, df, studies: dict, analyses: dict, out_dir: Path
             figs.append((fig, t, path))
         unmeasured = [f"{u.where}: {u.what} ({u.value}) — {u.why}" for u in claims.unmeasured
                       if u.paper.id == paper.id]
-        sections.append(Section(paper.title, 3, [paper.citation, paper.benchmark_map], [], [("", tab, "")]))
+        sections.append(Section(paper.title, 3, [paper.citation, paper.benchmark_map], [], [("", tab, CLAIMS)]))
         if unmeasured:
             sections.append(Section("Not measured", 4, [], unmeasured))
         if problems:
@@ -263,22 +304,14 @@ def _fmt_value(v: float) -> str:
     return f"{v:.0f}" if abs(v) >= 100 else f"{v:.1f}" if abs(v) >= 10 else f"{v:.3f}"
 
 
-def _claims_frame(rows: list):
-    import pandas as pd
+CLAIMS = "claims"  # the number format of a Section table that is a claims frame (published.frame)
+CLAIM_HEADERS = ("claim", "workloads", "published", "simt-fast", "ratio", "note")
 
-    records = []
-    for r in rows:
-        c = r.claim
-        sel = c.selection
-        wl = f"all of '{sel.study}' ({len(r.measurement.per_workload)})" if sel.workloads == "study" else \
-            ", ".join(sel.workloads)
-        agg = published_mod.AGGREGATE_LABELS.get(c.aggregate, c.aggregate) if len(r.measurement.per_workload) > 1 \
-            or sel.workloads == "study" else ""
-        records.append({"claim": f"{c.where}: {c.what}", "workloads": wl + (f", {agg}" if agg else ""),
-                        "published": _fmt_value(c.value), "simt-fast": _fmt_value(r.measured),
-                        "ratio": _fmt_value(r.ratio), "note": r.comment})
-    t = pd.DataFrame(records).set_index("claim")
-    return t
+
+def claims_display(frame) -> list:
+    """The cells the report prints for a claims frame: a list of rows of text, in CLAIM_HEADERS order."""
+    return [[f"{r.where}: {r.what}", r.workloads, _fmt_value(r.published), _fmt_value(r.measured), _fmt_value(r.ratio),
+             r.note] for r in frame.itertuples()]
 
 
 def _study_sections(df, baseline_fields: dict, out_dir: Path, prefix: str, heading: str,
@@ -296,7 +329,7 @@ def _study_sections(df, baseline_fields: dict, out_dir: Path, prefix: str, headi
         fixed = tuple(baseline_fields)
         pts = [(t, tables.pivot(sub, "speedup", "harmonic")) for t, sub in tables.panels(df, exclude=fixed)]
         bl = ", ".join(f"{k}={tables._fmt(v)}" for k, v in baseline_fields.items())
-        fig = _panel_figure(pts, f"speedup over {bl}", f"Speedup over {bl} (HM = harmonic mean)",
+        fig = _panel_figure(pts, "speedup", f"Speedup over {bl} (HM = harmonic mean)",
                             out_dir / f"{prefix}{MAIN_FIGURE}", reference=1.0, log_if_wide=True)
         written.append(fig)
         sections.append(Section(f"Speedup over {bl}", level, [
@@ -417,7 +450,8 @@ def _quarter_figure(df, out_dir: Path, baseline_fields: dict, prefix: str = ""):
     ax1.set_xticklabels(labels_x, rotation=45, ha="right", fontsize=7)
     ax1.set_ylabel("fraction of warp instructions")
     ax1.set_title("Active quarter-warps (no HWS)", fontsize=9)
-    ax1.legend(title="quarters", fontsize=7, title_fontsize=7)
+    # beside the axes: the stacked bars fill them to 1.0, so a legend inside always covers one
+    ax1.legend(title="quarters", fontsize=7, title_fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     x = np.arange(len(comp))
     have_measured = np.isfinite(comp["measured"].to_numpy(np.float64)).any()
     shift = 0.2 if have_measured else 0.0
@@ -431,7 +465,8 @@ def _quarter_figure(df, out_dir: Path, baseline_fields: dict, prefix: str = ""):
     ax2.set_ylabel("HWS speedup")
     ax2.set_title("HWS speedup: Eq. 6.1 estimate vs measured" if have_measured else
                   "HWS speedup estimated by Eq. 6.1 (sweep hws = [false, true] to measure it)", fontsize=9)
-    ax2.legend(fontsize=7)
+    ax2.set_ylim(0, ax2.get_ylim()[1] * 1.2)  # headroom for the legend above the tallest bar
+    ax2.legend(fontsize=7, loc="upper left")
     fig.tight_layout()
     path = out_dir / f"{prefix}quarters.png"
     fig.savefig(path, dpi=120, bbox_inches="tight")
@@ -445,7 +480,7 @@ def _quarter_figure(df, out_dir: Path, baseline_fields: dict, prefix: str = ""):
 
 def _write_summaries(df, results_path, sections, out_dir: Path, studies: list) -> list:
     info = [
-        f"- results: `{results_path}` ({len(df)} points, schema {df.attrs.get('schema', '?')}, "
+        f"- results: `{results_path}` ({df['point_id'].nunique()} points, schema {df.attrs.get('schema', '?')}, "
         f"simt-fast {df.attrs.get('simt_fast_version', '?')})",
         f"- traces: {', '.join(sorted(df['trace'].unique()))}",
         f"- mechanisms: {', '.join(tables.mechanisms_in_order(df))}",
@@ -457,7 +492,8 @@ def _write_summaries(df, results_path, sections, out_dir: Path, studies: list) -
         info.append("- machine parameters swept: " + "; ".join(
             f"{f} = {', '.join(tables._fmt(v) for v in sorted(df[f].unique()))}" for f in varying))
     md = ["# simt-fast report", ""] + info + [""]
-    body = [f"<h1>simt-fast report</h1><ul>{''.join('<li>' + html.escape(i[2:]) + '</li>' for i in info)}</ul>"]
+    items = "".join("<li>" + re.sub(r"`([^`]*)`", r"<code>\1</code>", html.escape(i[2:])) + "</li>" for i in info)
+    body = [f"<h1>simt-fast report</h1><ul>{items}</ul>"]
     for sec in sections:
         title, fig = sec.title, sec.figure
         md += ["#" * sec.level + f" {title}", ""]
@@ -481,9 +517,16 @@ def _write_summaries(df, results_path, sections, out_dir: Path, studies: list) -
     md_path = out_dir / "summary.md"
     md_path.write_text("\n".join(md) + "\n")
     html_path = out_dir / "index.html"
-    style = ("body{font-family:sans-serif;max-width:1100px;margin:2em auto}table.results{border-collapse:collapse}"
-             "table.results td,table.results th{padding:2px 8px;text-align:right;border-bottom:1px solid #ddd}"
-             "table.claims td{text-align:left;vertical-align:top}")
+    style = ("body{font-family:sans-serif;max-width:1100px;margin:2em auto;line-height:1.35}"
+             "table{border-collapse:collapse;margin:0.5em 0}"
+             "th,td{padding:3px 8px;border-bottom:1px solid #ddd;vertical-align:top}"
+             "thead th{border-bottom:2px solid #888;font-weight:bold}"
+             "tbody th{font-weight:normal}tr.mean th,tr.mean td{font-weight:bold;border-top:1px solid #888}"
+             ".text{text-align:left}.num{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}"
+             "table.claims td.note{font-size:0.9em;color:#444}table.claims td:nth-child(2){min-width:10em}"
+             ".ratio.near{background:#dcefdc}.ratio.off{background:#fbeec1}.ratio.far{background:#f6cfcc}"
+             ".ratio.none{color:#888}p.legend{font-size:0.85em;color:#444}"
+             "p.legend span{padding:1px 6px;margin-right:4px}")
     html_path.write_text(f"<!doctype html><html><head><meta charset='utf-8'><title>simt-fast report</title>"
                          f"<style>{style}</style></head><body>{''.join(body)}</body></html>\n")
     return [md_path, html_path]

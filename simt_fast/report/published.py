@@ -64,6 +64,8 @@ KINDS = ("speedup", "stat", "analysis")
 AGGREGATES = ("hmean", "gmean", "mean", "min", "max", "pearson")
 AGGREGATE_LABELS = {"hmean": "HM", "gmean": "GM", "mean": "AM", "min": "min", "max": "max"}
 DIFFERS = 0.10  # |measured / published - 1| beyond this shows the claim's note
+FAR = 0.25  # beyond this a claim is far from the paper (the report colours the ratio by these bands)
+CLAIM_COLUMNS = ("paper", "claim", "where", "what", "workloads", "published", "measured", "ratio", "note")
 PAPER_KEYS = ("id", "title", "authors", "venue", "benchmarks")
 CLAIM_KEYS = ("id", "where", "what", "kind", "study", "metric", "measured", "baseline", "workloads", "aggregate",
               "value", "versus", "nonzero", "paper_workloads", "note")
@@ -446,6 +448,9 @@ def point_metric(metric: str, row, base) -> float:
 
 
 def _study_rows(df, study: dict):
+    """The study's rows (``results.load`` gives a row per point and study it belongs to)."""
+    if "study" in df.columns:
+        return df[df["study"] == study["name"]]
     return df[df["point_id"].isin(set(study.get("points", [])))]
 
 
@@ -552,13 +557,24 @@ def ratio(measured: float, published: float) -> float:
     return measured / published if published and np.isfinite(measured) else float("nan")
 
 
+def distance(measured: float, published: float) -> float:
+    """How far apart: |measured / published - 1| (for a published 0: |measured|); NaN if not measured."""
+    if not np.isfinite(measured):
+        return float("nan")
+    return abs(measured) if published == 0 else abs(measured / published - 1.0)
+
+
 def differs(measured: float, published: float) -> bool:
     """More than 10% apart (for a published 0: measured beyond 0.1 in absolute terms)."""
-    if not np.isfinite(measured):
-        return False
-    if published == 0:
-        return abs(measured) > DIFFERS
-    return abs(measured / published - 1.0) > DIFFERS
+    return bool(distance(measured, published) > DIFFERS)
+
+
+def band(measured: float, published: float) -> str:
+    """``"within 10%"``, ``"within 25%"``, ``"beyond 25%"`` or ``"not measured"``."""
+    d = distance(measured, published)
+    if not np.isfinite(d):
+        return "not measured"
+    return "within 10%" if d <= DIFFERS else "within 25%" if d <= FAR else "beyond 25%"
 
 
 @dataclass
@@ -596,6 +612,28 @@ def table(published: Published, df, studies: dict, analyses: dict) -> list:
             continue
         rows.append(Row(claim, measure_claim(claim, df, studies, analyses)))
     return rows
+
+
+def workloads_text(row: Row) -> str:
+    """Which workloads a claim's number comes from, and how they are aggregated (``all of 'thesis' (10), AM``)."""
+    c, sel = row.claim, row.claim.selection
+    n = len(row.measurement.per_workload)
+    text = f"all of '{sel.study}' ({n})" if sel.workloads == "study" else ", ".join(sel.workloads)
+    agg = AGGREGATE_LABELS.get(c.aggregate, c.aggregate) if n > 1 or sel.workloads == "study" else ""
+    return text + (f", {agg}" if agg else "")
+
+
+def frame(rows: list):
+    """The *Published vs simt-fast* table as a DataFrame, a row per claim in claim-file order:
+    ``paper`` and ``claim`` (ids), ``where``, ``what``, ``workloads`` (and their aggregate),
+    ``published``, ``measured``, ``ratio`` (numbers; NaN when not measured) and ``note`` (the
+    claim's explanation when more than 10% apart, or why it is not measured)."""
+    import pandas as pd
+
+    records = [{"paper": r.claim.paper.id, "claim": r.claim.id, "where": r.claim.where, "what": r.claim.what,
+                "workloads": workloads_text(r), "published": float(r.claim.value), "measured": float(r.measured),
+                "ratio": float(r.ratio), "note": r.comment} for r in rows]
+    return pd.DataFrame(records, columns=list(CLAIM_COLUMNS))
 
 
 def figure_table(fig: Figure, df, studies: dict, analyses: dict, problems: Optional[list] = None):

@@ -17,8 +17,8 @@ from ..results import CONFIG_COLUMNS
 from ..sim.config import MECHANISMS
 from ..sim.hws import estimate_from_hist
 
-# Fields never used to split panels: they identify the series, or only affect guards.
-_NOT_PANEL = ("mechanism", "seed", "max_cycles", "no_progress_cycles")
+# Fields never used to split panels: they identify the series (series_label), or only affect guards.
+_NOT_PANEL = ("mechanism", "hws", "hws_sync_sms", "hws_squeeze", "seed", "max_cycles", "no_progress_cycles")
 
 
 def harmonic_mean(values) -> float:
@@ -81,9 +81,11 @@ def pivot(df, value: str, mean: str = "harmonic"):
     d = df.copy()
     d["series"] = [series_label(r) for _, r in d.iterrows()]
     order = []
+    present = set(d["series"])
     for m in mechanisms_in_order(d):
-        for s in (m, f"{m}&HWS", f"{m}&HWS{SYNC_SUFFIX}"):
-            if s in set(d["series"]):
+        for s in (m, f"{m}&HWS", f"{m}&HWS{SYNC_SUFFIX}", f"{m}&HWS{NO_SQUEEZE_SUFFIX}",
+                  f"{m}&HWS{SYNC_SUFFIX}{NO_SQUEEZE_SUFFIX}"):
+            if s in present:
                 order.append(s)
     table = d.pivot_table(index="trace", columns="series", values=value, aggfunc="mean", sort=True)
     table = table.reindex(columns=order)

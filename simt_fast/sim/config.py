@@ -1,8 +1,11 @@
 """`SimConfig`: the machine and mechanism a trace is replayed on (docs/DESIGN.md §4).
 
-Every field has a documented default, so ``SimConfig(mechanism="mp")`` is a complete
-configuration. Validation happens in ``__post_init__`` and names the field at fault.
-Presets live in ``data/configs/*.toml``; :func:`load_config` accepts a preset name or a path.
+Every field has a default, so ``SimConfig(mechanism="mp")`` is a complete configuration: the
+defaults are the machine of the ``single-sm`` preset (``data/configs/single-sm.toml`` cites every
+number; a test keeps the two equal), one SM for studying a kernel's divergence on its own. The
+other presets are whole GPUs (``gt200``, ``fermi``, ``modern``); :func:`load_config` takes a
+preset name or a TOML path, and ``simt-fast config list`` / ``config show NAME`` print them.
+Validation happens in ``__post_init__`` and names the field at fault.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from .._text import decode_utf8
+from .._text import decode_utf8, did_you_mean
 from .mechanisms import BY_NAME, HWS_NAMES, MAJORITY_NAMES, NAMES
 
 MECHANISMS = NAMES  # (the table in sim/mechanisms.py)
@@ -54,6 +57,7 @@ INT_RANGES = {
     "lat_branch": LATENCY_RANGE,
     "lat_l1": LATENCY_RANGE,
     "lat_l2": LATENCY_RANGE,
+    "kernel_launch_latency": (0, 1 << 24),
     # memory model (docs/memory.md). Cache sizes: the state is an int64 record per 128-byte line, so
     # a cache costs half its size in host memory; 16 MiB per SM and 256 MiB of L2 are far past any GPU.
     "l1_bytes": (0, 1 << 24),
@@ -80,6 +84,8 @@ class ConfigError(ValueError):
 
 @dataclass(frozen=True)
 class SimConfig:
+    """The machine and mechanism; the defaults are the ``single-sm`` preset (data/configs/single-sm.toml)."""
+
     mechanism: str = "sps"
     warp_size: int = 32  # threads per warp, 4..64
     simd_width: int = 32  # SIMD lanes; a full warp issues in ceil(warp_size/simd_width) cycles
@@ -96,10 +102,10 @@ class SimConfig:
     lat_shared: int = 32
     lat_local: int = 400
     lat_const: int = 24
-    lat_branch: int = 24
+    lat_branch: int = 24  # control hazard: a unit that issued a branch issues again this many cycles later
     perfect_memory: bool = False  # no memory model; memory latencies become lat_alu (Jin 2012, Table 5.1 setup)
     # ---- memory model (docs/memory.md; used when perfect_memory is off and the trace has addresses).
-    # Defaults: GTX480 as GPGPU-Sim's Fermi configuration models it (the `fermi` preset cites them).
+    # Defaults: GTX480 as GPGPU-Sim's Fermi configuration models it (the `single-sm` preset cites them).
     lat_l1: int = 30  # L1 hit; lat_global is the DRAM latency, lat_shared a shared-memory pass
     lat_l2: int = 240  # L2 hit
     l1_bytes: int = 16384  # per-SM L1 data cache (0: none); 128-byte lines of four 32-byte sectors, LRU
@@ -120,6 +126,9 @@ class SimConfig:
     # thesis' §4.4 step 1). false: issue the active quarters as they are, which measures the squeeze's
     # own share of the speedup (the thesis' Fig. 6.1; docs/hws.md)
     hws_squeeze: bool = True
+    # cycles from the launch to the kernel's first CTA, added once to `cycles` (Accel-Sim's
+    # -gpgpu_kernel_launch_latency, 5000 in its tested configs); 0: the kernel starts at cycle 0
+    kernel_launch_latency: int = 0
     max_cycles: int = 2_000_000_000  # guard: stop with an error past this many cycles
     no_progress_cycles: int = 1_000_000  # deadlock guard: cycles without any issue or retire
     syncwarp_blocks: str = "auto"  # stackless: "auto" (from convergence analysis) or "ipdom"
@@ -137,7 +146,7 @@ class SimConfig:
                 bad(name, f"must be between {lo} and {hi}")
             object.__setattr__(self, name, int(value))  # numpy integers become plain ints (JSON, ids)
         if self.mechanism not in MECHANISMS:
-            bad("mechanism", f"must be one of {', '.join(MECHANISMS)}")
+            bad("mechanism", f"must be one of {', '.join(MECHANISMS)}{did_you_mean(str(self.mechanism), MECHANISMS)}")
         if self.hws and self.warp_size % self.simd_width:
             bad("simd_width", "must divide warp_size when hws is on (quarter-warps are simd_width wide)")
         if self.issue_policy not in ISSUE_POLICIES:
@@ -237,18 +246,25 @@ def cta_limit(config: SimConfig, threads_per_cta: int) -> int:
 
 FIELD_TYPES = {f.name: f.type for f in fields(SimConfig)}
 _DEFAULTS = SimConfig()
+DEFAULT_PRESET = "single-sm"  # the preset whose machine SimConfig()'s defaults are
 
 
-def from_dict(d: dict, source: str = "config") -> SimConfig:
-    """Build a SimConfig from a mapping; unknown keys and wrong types name the key and source."""
+def from_dict(d: dict, source: str | None = None) -> SimConfig:
+    """Build a SimConfig from a mapping; unknown keys, wrong types and (with ``source``) bad values
+    name the source (a file, ``--set``)."""
     kw: dict[str, Any] = {}
     for key, value in d.items():
         if key not in FIELD_TYPES:
             close = [n for n in FIELD_TYPES if n.startswith(key[:3])]
-            hint = f"; did you mean {', '.join(close)}?" if close else ""
-            raise ConfigError(f"{source}: unknown config field '{key}'{hint}")
-        kw[key] = coerce(key, value, source)
-    return SimConfig(**kw)
+            hint = f"; did you mean {', '.join(close)}?" if close else did_you_mean(key, FIELD_TYPES)
+            raise ConfigError(f"{source or 'config'}: unknown config field '{key}'{hint}")
+        kw[key] = coerce(key, value, source or "config")
+    try:
+        return SimConfig(**kw)
+    except ConfigError as e:
+        if source is None:
+            raise
+        raise ConfigError(f"{source}: {e}") from None
 
 
 def coerce(key: str, value: Any, source: str = "config") -> Any:
@@ -286,26 +302,50 @@ def preset_dirs() -> list[Path]:
     return [p for p in (PRESET_DIR, here) if p.is_dir()]
 
 
-def load_config(name_or_path: str | None, overrides: dict | None = None) -> SimConfig:
-    """A preset name (``gt200``), a TOML path, or None (defaults), then ``overrides`` applied."""
-    base: dict[str, Any] = {}
+def presets() -> dict[str, Path]:
+    """Every preset name -> its file (the first preset directory that has it), sorted by name."""
+    found: dict[str, Path] = {}
+    for d in preset_dirs():
+        for p in sorted(d.glob("*.toml")):
+            found.setdefault(p.stem, p)
+    return dict(sorted(found.items()))
+
+
+def read_config_file(name_or_path: str) -> tuple[Path, dict]:
+    """The file of a preset name or a TOML path, and its table as written (``source`` included).
+
+    A file may hold its fields at top level or in a ``[config]`` table; the fields it leaves out
+    are the defaults (the ``single-sm`` preset's machine)."""
+    path = Path(name_or_path)
+    if not path.is_file():
+        path = presets().get(name_or_path)
+        if path is None:
+            raise ConfigError(f"no config file or preset named '{name_or_path}'{did_you_mean(name_or_path, presets())} "
+                              f"(presets: {', '.join(presets())})")
+    try:
+        data = tomllib.loads(decode_utf8(path.read_bytes(), str(path), "a config file (TOML text)"))
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"{path}: not valid TOML ({e})") from None
+    except ValueError as e:
+        raise ConfigError(str(e)) from None
+    return path, data
+
+
+def config_fields(data: dict) -> dict:
+    """The config fields of a config file's table: without its ``source`` citation, ``[config]`` if it has one."""
+    fields_ = {k: v for k, v in data.items() if k != "source"}  # presets carry a citation, not a field
+    return fields_.get("config", fields_)
+
+
+def load_config(name_or_path: str | None, overrides: dict | None = None, *,
+                overrides_source: str = "overrides") -> SimConfig:
+    """A preset name (``gt200``), a TOML path, or None (the defaults: the ``single-sm`` machine),
+    then ``overrides`` applied. A problem in the file names the file; one in ``overrides`` names
+    ``overrides_source`` (``--set`` on the command line, ``[config]`` in a sweep file)."""
+    config = _DEFAULTS
     if name_or_path:
-        path = Path(name_or_path)
-        if not path.is_file():
-            for d in preset_dirs():
-                if (d / f"{name_or_path}.toml").is_file():
-                    path = d / f"{name_or_path}.toml"
-                    break
-            else:
-                names = sorted({p.stem for d in preset_dirs() for p in d.glob("*.toml")})
-                raise ConfigError(f"no config file or preset named '{name_or_path}' (presets: {', '.join(names)})")
-        try:
-            data = tomllib.loads(decode_utf8(path.read_bytes(), str(path), "a config file (TOML text)"))
-        except tomllib.TOMLDecodeError as e:
-            raise ConfigError(f"{path}: not valid TOML ({e})") from None
-        except ValueError as e:
-            raise ConfigError(str(e)) from None
-        data.pop("source", None)  # presets carry a citation string, not a config field
-        base = data.get("config", data)
-        return from_dict({**base, **(overrides or {})}, source=str(path))
-    return from_dict(dict(overrides or {}), source="--set")
+        path, data = read_config_file(name_or_path)
+        config = from_dict(config_fields(data), source=str(path))
+    if not overrides:
+        return config
+    return from_dict({**config.to_dict(), **overrides}, source=overrides_source)

@@ -129,40 +129,20 @@ def squeezed_quarter_count(active_mask, warp_size, simd_width):
 
 @jit
 def _squeeze_mask(active_mask, warp_size, simd_width):
-    """The squeeze of ``_squeeze_into`` on a bit-packed mask (bit s = slot s); returns the mask."""
+    """The squeeze of ``_squeeze_into`` on a bit-packed mask (bit s = slot s); returns the mask: the
+    slot squeeze (`squeeze._squeeze_scratch`, the one implementation) of slots holding their own index."""
     n_quarters = warp_size // simd_width
-    return _squeeze_mask_scratch(active_mask, warp_size, simd_width,
-                                 np.empty(n_quarters, np.int64), np.empty(n_quarters, np.int64))
-
-
-@jit
-def _squeeze_mask_scratch(active_mask, warp_size, simd_width, counts, order):
-    """``_squeeze_mask`` with caller-provided int64 scratch (n_quarters each).
-
-    Same ranking and the same recipient/donor scan, so the positions match the slot form
-    exactly; only thread identities are not tracked.
-    """
     mask = np.uint64(active_mask) & _low_bits(warp_size)
-    n_quarters = warp_size // simd_width
-    counts[:n_quarters] = 0
+    slots = np.empty(warp_size, np.int64)
     for s in range(warp_size):
-        if (mask >> np.uint64(s)) & _ONE:
-            counts[s // simd_width] += 1
-    _rank_quarters(counts, order, n_quarters)
-    for rank in range(n_quarters - 1):
-        if counts[rank] == simd_width:
-            continue
-        recipient = order[rank] * simd_width
-        for lane in range(simd_width):
-            hole = _ONE << np.uint64(recipient + lane)
-            if mask & hole:
-                continue
-            for donor_rank in range(n_quarters - 1, rank, -1):
-                source = _ONE << np.uint64(order[donor_rank] * simd_width + lane)
-                if mask & source:
-                    mask = (mask | hole) & ~source
-                    break
-    return mask
+        slots[s] = s if (mask >> np.uint64(s)) & _ONE else HOLE
+    out = np.empty(warp_size, np.int64)
+    _squeeze_scratch(slots, out, simd_width, np.empty(n_quarters, np.int64), np.empty(n_quarters, np.int64))
+    squeezed = np.uint64(0)
+    for s in range(warp_size):
+        if out[s] >= 0:
+            squeezed |= _ONE << np.uint64(s)
+    return squeezed
 
 
 @jit("uint64(uint64, int64, int64)")
@@ -187,7 +167,7 @@ def _estimate_speedup(fractions):
 
 
 # --------------------------------------------------------------------------------------------
-# validation (shared with simt_fast.sim.dwf)
+# validation (shared with simt_fast.sim.warp_merge)
 # --------------------------------------------------------------------------------------------
 def check_simd_width(simd_width) -> int:
     if isinstance(simd_width, bool) or not isinstance(simd_width, (int, np.integer)) or simd_width < 1:

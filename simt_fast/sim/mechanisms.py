@@ -25,6 +25,7 @@ class Mechanism:
     summary: str
     hws: bool = False  # config field `hws` may be true (the squeeze and warp scaling of Jin 2012)
     majority: bool = False  # DWF's majority scheduling applies (and is the paper's policy: `issue_policy = auto`)
+    counters: tuple = ()  # the stats (docs/DESIGN.md §5) only this mechanism counts; `simt-fast run` shows them
 
 
 _SIM = "simt_fast.sim"
@@ -45,15 +46,16 @@ TABLE = (
               "multi-path IPDOM: warp-split table + reconvergence table, any number of splits in parallel"),
     Mechanism("mp-oer", 4, "core", f"{_SIM}.mech.mp_oer", f"{_SIM}.reference.mp_oer",
               "ElTantawy et al., HPCA 2014, opportunistic early reconvergence",
-              "mp + early reconvergence of splits found in the same basic block"),
+              "mp + early reconvergence of splits found in the same basic block", counters=("early_reconvergences",)),
     Mechanism("dwf", 7, "formation", f"{_SIM}.formation.dwf", f"{_SIM}.reference.dwf",
               "Fung, Sham, Yuan, Aamodt, Dynamic Warp Formation and Scheduling for Efficient GPU Control Flow, "
               "MICRO 2007",
               "dynamic warp formation: per-SM warp pool keyed by PC, lane-aware merging, majority scheduling",
-              hws=True, majority=True),
+              hws=True, majority=True, counters=("merges", "lane_conflicts")),
     Mechanism("en-dwf", 8, "formation", f"{_SIM}.formation.dwf", f"{_SIM}.reference.dwf",
               "Jin, Hybrid Warp Size Mechanism (MSc thesis, 2012), section 4.4 and Appendix B",
-              "enhanced DWF: a lane conflict moves the thread to another quarter of its lane", hws=True, majority=True),
+              "enhanced DWF: a lane conflict moves the thread to another quarter of its lane", hws=True, majority=True,
+              counters=("merges", "lane_conflicts")),
     Mechanism("tbc", 9, "formation", f"{_SIM}.formation.tbc", f"{_SIM}.reference.tbc",
               "Fung and Aamodt, Thread Block Compaction for Efficient SIMT Control Flow, HPCA 2011",
               "thread block compaction: CTA-wide stack, lane-aware compaction at divergent branches"),
@@ -66,7 +68,9 @@ TABLE = (
               "MICRO 2011",
               "earliest reconvergence: issue the threads at the highest-priority (RPO) PC"),
     Mechanism("mimd", 6, "core", f"{_SIM}.mech.mimd", f"{_SIM}.reference.mimd",
-              "ideal MIMD bound", "ideal bound: every thread issues on its own"),
+              "ideal MIMD bound (with fixed latencies)",
+              "every thread issues on its own: a lower bound on every mechanism's cycles with fixed latencies "
+              "(perfect memory or no addresses); with the memory model a reference point, not a bound"),
 )
 
 BY_NAME = {m.name: m for m in TABLE}

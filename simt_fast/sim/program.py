@@ -48,6 +48,9 @@ Params = namedtuple("Params", [
 POLICY_LRR = 0
 POLICY_GTO = 1
 POLICY_MAJORITY = 2
+# The control hazard: a unit that issues an instruction of this op class issues again only
+# lat[BRANCH] = lat_branch cycles later (its next instruction is fetched once the branch resolved)
+BRANCH = int(OpClass.BRANCH)
 _POLICY = {"lrr": POLICY_LRR, "gto": POLICY_GTO, "majority": POLICY_MAJORITY}
 
 Program = namedtuple("Program", [

@@ -92,7 +92,7 @@ def simulate(trace: Trace, config: SimConfig, *, events: list | None = None, syn
     if mp.on:
         for name, value in memory.stats_from_counters(mr.counters).items():
             setattr(stats, name, value)
-    return stats
+    return stats.add_launch_latency(config.kernel_launch_latency, config.warp_size)
 
 
 def error_message(config: SimConfig, g) -> str:

@@ -110,6 +110,12 @@ class Stats:
         self.ipc = self.thread_insts / self.cycles if self.cycles else 0.0
         return self
 
+    def add_launch_latency(self, latency: int, warp_size: int) -> "Stats":
+        """Count a kernel launch's latency (cycles before its first CTA starts: no warp is resident, so
+        no SM is idle-with-work) in ``cycles``, once per kernel, and derive the ratios again."""
+        self.cycles += int(latency)
+        return self.finalize(warp_size)
+
     def to_dict(self) -> dict:
         out = {}
         for f in fields(self):

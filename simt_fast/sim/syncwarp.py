@@ -37,7 +37,7 @@ def structural_syncwarp(trace) -> np.ndarray:
     preds = predecessors(nb, succs)
     ipdom = np.asarray(trace.ipdom, np.int64).copy()
     ipdom[ipdom < 0] = -1
-    cd = control_dependence(nb, trace.succ_ptr, trace.succ_idx, ipdom)
+    controllers = [{x for x, _ in edges} for edges in control_dependence(nb, trace.succ_ptr, trace.succ_idx, ipdom)]
     icd = iterated_control_dependence(nb, trace.succ_ptr, trace.succ_idx, ipdom)
     bs = np.asarray(trace.block_start)
     src = np.asarray(trace.src_reg).reshape(-1, 3)
@@ -48,7 +48,7 @@ def structural_syncwarp(trace) -> np.ndarray:
                 return True
             if bs[s + 1] - bs[s] == 1 and trace.op_class[bs[s]] == OpClass.EXIT and src[bs[s], 0] < 0:
                 return True
-        return any(b in cd[e] and e != b for e in preds[exit_b])
+        return any(b in controllers[e] and e != b for e in preds[exit_b])
 
     protected = np.asarray(trace.has_barrier, bool).copy()
     for b in range(nb):

@@ -32,15 +32,17 @@ __all__ = ["Point", "StudyPlan", "SweepError", "SweepOutcome", "SweepSpec", "Tra
 
 
 def plan(spec: SweepSpec, cache_dir=None, shard: Optional[tuple] = None, on_trace=None,
-         preflight: bool = True, allow_digest_mismatch: bool = False) -> list:
+         preflight: bool = True, allow_digest_mismatch: bool = False, emu_limits: Optional[dict] = None) -> list:
     """The sweep's points (this shard's, if any), with every trace resolved to a file and digest.
 
     Every trace is validated first (a file edited after it was written only with
     ``allow_digest_mismatch``). ``preflight`` asks the timing core to accept every distinct
     config (on the first trace) before any point runs, so e.g. a switch the core does not
-    support yet is one error now, not hundreds of failed points later.
+    support yet is one error now, not hundreds of failed points later. ``emu_limits`` overrides the
+    emulator's budgets for workloads traced now (:func:`simt_fast.sweep.traces.trace_workload`).
     """
-    resolved = resolve_traces(spec.traces, cache_dir, on_trace=on_trace, allow_digest_mismatch=allow_digest_mismatch)
+    resolved = resolve_traces(spec.traces, cache_dir, on_trace=on_trace, allow_digest_mismatch=allow_digest_mismatch,
+                              emu_limits=emu_limits)
     points = expand(spec, resolved)
     if preflight and points:
         check_configs(spec, points, allow_digest_mismatch)
@@ -64,13 +66,14 @@ class StudyPlan:
 
 
 def plan_studies(specs: list, cache_dir=None, shard: Optional[tuple] = None, on_trace=None,
-                 preflight: bool = True, allow_digest_mismatch: bool = False) -> StudyPlan:
+                 preflight: bool = True, allow_digest_mismatch: bool = False,
+                 emu_limits: Optional[dict] = None) -> StudyPlan:
     """Plan several studies into one results file: their points (de-duplicated: two studies asking
     for the same simulation share the point), one record per study, and the analyses to run."""
     points, seen, records, jobs = [], set(), [], {}
     for spec in specs:
         resolved = resolve_traces(spec.traces, cache_dir, on_trace=on_trace,
-                                  allow_digest_mismatch=allow_digest_mismatch)
+                                  allow_digest_mismatch=allow_digest_mismatch, emu_limits=emu_limits)
         mine = expand(spec, resolved)
         if preflight and mine:
             check_configs(spec, mine, allow_digest_mismatch)
@@ -131,13 +134,16 @@ def check_configs(spec: SweepSpec, points: list, allow_digest_mismatch: bool = F
 
 def run_sweep(sweep_file, out, *, jobs: Optional[int] = None, dask: Optional[str] = None, shard=None,
               cache_dir=None, progress: bool = False, simulate: Optional[str] = None, dask_processes: bool = True,
-              command: str = "", allow_digest_mismatch: bool = False) -> SweepOutcome:
+              command: str = "", allow_digest_mismatch: bool = False,
+              emu_limits: Optional[dict] = None) -> SweepOutcome:
     """Validate ``sweep_file`` (a sweep or a suite of studies), run its analyses, then every point not
-    yet in ``out`` (the library form of the CLI)."""
+    yet in ``out`` (the library form of the CLI); ``emu_limits`` overrides the emulator's budgets
+    for workloads traced into the cache."""
     specs = load_sweeps(sweep_file)
     if isinstance(shard, str):
         shard = parse_shard(shard)
-    planned = plan_studies(specs, cache_dir, shard, allow_digest_mismatch=allow_digest_mismatch)
+    planned = plan_studies(specs, cache_dir, shard, allow_digest_mismatch=allow_digest_mismatch,
+                           emu_limits=emu_limits)
     kw = {} if simulate is None else {"simulate": simulate}
     return run_points(planned.points, out, jobs=jobs, dask=dask, dask_processes=dask_processes, progress=progress,
                       baseline=planned.baseline, sweep_text=read_sweep_text(sweep_file), command=command,

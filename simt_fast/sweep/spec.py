@@ -33,7 +33,6 @@ implement yet are refused rather than silently dropped.
 
 from __future__ import annotations
 
-import difflib
 import glob
 import itertools
 import json
@@ -43,7 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
-from .._text import decode_utf8
+from .._text import decode_utf8, did_you_mean
 from .. import workloads as builtin_workloads
 from ..sim.config import FIELD_TYPES, MECHANISMS, ConfigError, SimConfig, coerce, from_dict, load_config
 
@@ -130,9 +129,7 @@ def _line_of(text: str, section: Optional[str], key: Optional[str] = None, occur
     return None
 
 
-def _closest(word: str, options) -> str:
-    close = difflib.get_close_matches(word, list(options), n=1, cutoff=0.6)
-    return f"; did you mean '{close[0]}'?" if close else ""
+_closest = did_you_mean
 
 
 # ---------------------------------------------------------------------------------------------
@@ -244,7 +241,7 @@ def parse_sweep(text: str, name: str = "<sweep>", base_dir: Optional[Path] = Non
     for key, value in cfg_table.items():
         fixed[key] = _field_value(ctx, "config", key, value)
     try:
-        base_config = load_config(base, fixed)
+        base_config = load_config(base, fixed, overrides_source="[config]")
     except ConfigError as e:
         ctx.fail(f"base config: {e}", None, "base")
 

@@ -6,7 +6,10 @@ or ``~/.cache/simt-fast``): the key covers the PTX text, the kernel, the size an
 workload's input generator source, the source of the trace producers (``simt_fast/emu``,
 ``simt_fast/ir``, ``simt_fast/trace``) and the simt-fast version, so changing any of them
 re-traces and nothing stale is reused. Each traced launch is checked against the workload's numpy
-reference before its trace is cached (a wrong emulation must not become a result).
+reference before its trace is cached (a wrong emulation must not become a result). The emulator's
+budgets (``max_insts``, ``max_trace_bytes``: docs/emu.md, *Bounds*) take their defaults unless
+``emu_limits`` sets them (``simt-fast sweep --max-insts/--max-trace-bytes``); a launch stopped by
+one caches nothing.
 
 Every trace file is loaded and validated (``trace.validate.require_valid``, and its stored digest
 checked) before any point runs, so a damaged trace is one sentence, not a column of failed points.
@@ -103,10 +106,12 @@ def workload_cache_key(name: str, size: str, seed: int, record_mem: bool = True)
     return h.hexdigest()
 
 
-def trace_workload(name: str, size: str, seed: int, out: Path, record_mem: bool = True) -> Path:
+def trace_workload(name: str, size: str, seed: int, out: Path, record_mem: bool = True,
+                   emu_limits: Optional[dict] = None) -> Path:
     """Emulate a built-in workload, check its outputs against numpy, write its trace to ``out``.
 
-    The trace holds every memory access's address (/mem) unless ``record_mem`` is False."""
+    The trace holds every memory access's address (/mem) unless ``record_mem`` is False;
+    ``emu_limits`` (``{"max_insts": n, "max_trace_bytes": n}``) overrides the emulator's budgets."""
 
     wl = workloads.get(name)
     spec = wl.launch_spec(size, seed=seed)
@@ -114,9 +119,13 @@ def trace_workload(name: str, size: str, seed: int, out: Path, record_mem: bool 
     try:
         # The same attributes as `simt-fast trace`: the timing core finds the workload's PTX through
         # them (stackless places syncwarps with the variance-aware analysis of that PTX).
-        launch = emu.launch(wl.ptx_path, wl.kernel, spec.grid, spec.block, spec.args, spec.shared_bytes,
-                            trace=True, trace_path=tmp, record_mem=record_mem,
-                            attrs={"workload": name, "size": size, "seed": int(seed)})
+        try:
+            launch = emu.launch(wl.ptx_path, wl.kernel, spec.grid, spec.block, spec.args, spec.shared_bytes,
+                                trace=True, trace_path=tmp, record_mem=record_mem,
+                                attrs={"workload": name, "size": size, "seed": int(seed)}, **(emu_limits or {}))
+        except emu.EmuError as e:
+            raise SweepError(f"workload '{name}' ({size}, seed {seed}) could not be traced, so nothing was cached: "
+                             f"{e}") from None
         try:
             wl.check(spec)
         except AssertionError as e:
@@ -133,12 +142,13 @@ def trace_workload(name: str, size: str, seed: int, out: Path, record_mem: bool 
 
 def resolve_traces(sources: list, cache_dir: Optional[Path] = None,
                    on_trace: Optional[Callable[[str, str], None]] = None, allow_digest_mismatch: bool = False,
-                   record_mem: bool = True) -> dict:
+                   record_mem: bool = True, emu_limits: Optional[dict] = None) -> dict:
     """Map each source's display name to ``(path, digest)``; traces workloads not yet cached.
 
     Every trace is validated (raises SweepError naming the file). ``on_trace(name, event)`` is
     called with ``"tracing"``/``"cached"``/``"file"`` for progress output. Workload traces record
-    memory addresses (/mem) unless ``record_mem`` is False.
+    memory addresses (/mem) unless ``record_mem`` is False; ``emu_limits`` overrides the emulator's
+    budgets for the workloads traced now (see :func:`trace_workload`).
     """
     cache_dir = Path(cache_dir) if cache_dir else default_cache_dir()
     digests = _DigestCache(cache_dir)
@@ -160,7 +170,7 @@ def resolve_traces(sources: list, cache_dir: Optional[Path] = None,
                 if on_trace:
                     on_trace(s.name, "tracing")
                 path.parent.mkdir(parents=True, exist_ok=True)
-                trace_workload(s.workload, s.size, s.seed, path, record_mem)
+                trace_workload(s.workload, s.size, s.seed, path, record_mem, emu_limits)
             elif on_trace:
                 on_trace(s.name, "cached")
             try:

@@ -37,6 +37,7 @@ import numpy as np
 
 from ..ir.model import OpClass
 from . import accelsim_paths as paths
+from .accelsim_export import export  # noqa: F401  (traces out: simt_fast.trace.accelsim.export)
 from . import sass
 from .accelsim_scan import scan_kernel
 from .accelsim_text import (DONE, FIRST_NO, LANES, LAST_NO, ROW0, SLOT0, LineReader, LineStore, Progress,

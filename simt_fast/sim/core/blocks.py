@@ -22,7 +22,7 @@ from ..mech import sps as m_sps
 from ..mech import stackless as m_stackless
 from ..mech._tables import (
     R_BLK, R_ID, R_OFF, R_PAR, R_PEND, R_RMASK, R_RPCB, R_RPCO, S_BART, S_BLK, S_MASK, S_OFF, S_PAR, S_RPCB,
-    S_RPCO, S_STATE, S_T, W_AGE, W_CTA, W_CTASLOT, W_EPOCH, W_GID, W_LIVE, W_NEXTID, W_NLANES, W_RTN, W_STN,
+    S_RPCO, S_STATE, S_T, W_AGE, W_CTA, W_CTASLOT, W_EPOCH, W_GID, W_LIVE, W_NB, W_NEXTID, W_NLANES, W_RTN, W_STN,
     W_TBASE, popcount, st_append, st_remove,
 )
 from ..stats import (
@@ -94,9 +94,10 @@ def track_tables(mech, st, rt, winfo, w, g):
 
 
 @hot_helper
-def advance(mech, st, rt, winfo, w, i, now, pos, path, succ_ptr, succ_idx, ipdom, exit_b, prio,
+def advance(mech, st, rt, winfo, w, i, now, nb, pos, path, succ_ptr, succ_idx, ipdom, exit_b, prio,
             cta_live, nxt, gblk, gmask, g, ev, syncwarp):
-    """Unit ``i`` of warp ``w`` finished its block: move its threads along their paths.
+    """Unit ``i`` of warp ``w`` finished its block at cycle ``now``: move its threads along their
+    paths. The units they end up in issue from cycle ``nb`` on (after a branch: its resolution).
 
     Threads are grouped by their next block in the CFG's successor order; threads whose next block
     is the virtual exit are done. Then the mechanism updates its tables. Returns 0 or an ERR_ code.
@@ -111,11 +112,11 @@ def advance(mech, st, rt, winfo, w, i, now, pos, path, succ_ptr, succ_idx, ipdom
         m &= m - 1
         t = tbase + lane
         pos[t] += 1
-        nb = path[pos[t]]
-        nxt[lane] = nb
+        nblk = path[pos[t]]
+        nxt[lane] = nblk
         if first == -2:
-            first = nb
-        elif nb != first:
+            first = nblk
+        elif nblk != first:
             first = -1
     ng = 0
     xmask = 0
@@ -171,9 +172,9 @@ def advance(mech, st, rt, winfo, w, i, now, pos, path, succ_ptr, succ_idx, ipdom
             st[w, i, S_BLK] = gblk[0]
             st[w, i, S_OFF] = 0
             st[w, i, S_MASK] = gmask[0]
-            st[w, i, S_T] = now + 1
+            st[w, i, S_T] = nb
             for k in range(1, ng):
-                if st_append(st, winfo, w, gblk[k], 0, gmask[k], -1, -1, -1, now + 1) < 0:
+                if st_append(st, winfo, w, gblk[k], 0, gmask[k], -1, -1, -1, nb) < 0:
                     g[G_ERR] = ERR_TABLE_OVERFLOW
                     return ERR_TABLE_OVERFLOW
         if mech == FRONTIER:
@@ -190,10 +191,10 @@ def advance(mech, st, rt, winfo, w, i, now, pos, path, succ_ptr, succ_idx, ipdom
             st[w, i, S_BLK] = gblk[0]
             st[w, i, S_OFF] = 0
             st[w, i, S_MASK] = gmask[0]
-            st[w, i, S_T] = now + 1
+            st[w, i, S_T] = nb
         elif ng == 0:
             st_remove(st, winfo, w, i)
-        elif m_mp.diverge(st, rt, winfo, w, i, ipdom[b], gblk, gmask, ng, now, mech != DPS) < 0:
+        elif m_mp.diverge(st, rt, winfo, w, i, ipdom[b], gblk, gmask, ng, nb, mech != DPS) < 0:
             g[G_ERR] = ERR_TABLE_OVERFLOW
             g[G_ERR_CYCLE] = now
             g[G_ERR_WARP] = winfo[w, W_GID]
@@ -201,7 +202,7 @@ def advance(mech, st, rt, winfo, w, i, now, pos, path, succ_ptr, succ_idx, ipdom
             return ERR_TABLE_OVERFLOW
         if xmask != 0:
             m_mp.clear_exited(rt, winfo, w, xmask)
-        if m_mp.settle(st, rt, winfo, w, now) < 0:
+        if m_mp.settle(st, rt, winfo, w, nb) < 0:
             g[G_ERR] = ERR_TABLE_OVERFLOW
             return ERR_TABLE_OVERFLOW
         if mech == MP_OER:
@@ -217,9 +218,10 @@ def advance(mech, st, rt, winfo, w, i, now, pos, path, succ_ptr, succ_idx, ipdom
 
 
 @helper
-def early_arrival(mech, st, rt, winfo, w, now, g, ev):
-    """mp-oer: the trailing split reached the early reconvergence point inside its block."""
-    if m_mp.settle(st, rt, winfo, w, now) < 0:
+def early_arrival(mech, st, rt, winfo, w, now, nb, g, ev):
+    """mp-oer: the trailing split reached the early reconvergence point inside its block (a
+    reconverged split issues from ``nb``)."""
+    if m_mp.settle(st, rt, winfo, w, nb) < 0:
         g[G_ERR] = ERR_TABLE_OVERFLOW
         g[G_ERR_CYCLE] = now
         return ERR_TABLE_OVERFLOW
@@ -264,8 +266,8 @@ def release_barrier(mech, cta, w0, wpc, st, rt, winfo, now, pos, path, succ_ptr,
             st[w, i, S_STATE] = READY
             g[G_BARWAIT] += now - st[w, i, S_BART]
             st[w, i, S_T] = now + 1
-            err = advance(mech, st, rt, winfo, w, i, now, pos, path, succ_ptr, succ_idx, ipdom, exit_b, prio,
-                          cta_live, nxt, gblk, gmask, g, ev, syncwarp)
+            err = advance(mech, st, rt, winfo, w, i, now, now + 1, pos, path, succ_ptr, succ_idx, ipdom, exit_b,
+                          prio, cta_live, nxt, gblk, gmask, g, ev, syncwarp)
     return err
 
 
@@ -297,6 +299,7 @@ def dispatch_cta(mech, sm, c, cta, now, W, wpc, WS, tpc, path_ptr, path, exit_b,
         g[G_AGE] += 1
         winfo[w, W_CTASLOT] = c
         winfo[w, W_GID] = cta * wpc + i
+        winfo[w, W_NB] = 0
         rec = sb.shape[0] // winfo.shape[0]  # scoreboard entry words per warp (the records need no reset)
         sb[w * rec:(w + 1) * rec] = 0
         if mech == MIMD:

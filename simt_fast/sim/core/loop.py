@@ -15,8 +15,8 @@ from ..events import EV_ISSUE, emit
 from ..memory_issue import access_mask
 from ..mech import MIMD, MP_OER, SPS, DPS, FRONTIER
 from ..mech._tables import S_BLK, S_EXP, S_MASK, S_OFF, S_RPCB, S_RPCO, S_STATE, S_T, W_CTA, W_CTASLOT, W_EPOCH, \
-    W_GID, W_LIVE, W_NLANES, W_STN, W_TBASE, popcount, row_list_remove
-from ..program import POLICY_GTO
+    W_GID, W_LIVE, W_NB, W_NLANES, W_STN, W_TBASE, popcount, row_list_remove
+from ..program import BRANCH, POLICY_GTO
 from ..stats import G_CYCLES, G_EPOCH, G_ERR, G_EXPANDED, G_IDLE, G_THREAD_INSTS, G_VKEY, G_WARP_INSTS
 from ..visits import ERR_MAX_CYCLES, ERR_REPLAY, NEVER, hand_out, idle_since, next_visit, simd_idle, sm_must_replay
 from .blocks import advance, arrive_at_barrier, blame, dispatch_cta, early_arrival, release_barrier, schedulable
@@ -87,6 +87,7 @@ def run(p, prog, m, s, out, mp, mr):
     src_reg = prog.src_reg
     dep_next = prog.dep_next
     lat = prog.lat
+    lat_branch = lat[BRANCH]
     path_ptr = prog.path_ptr
     path = prog.path
     simd_free = m.simd_free
@@ -228,7 +229,7 @@ def run(p, prog, m, s, out, mp, mr):
                         instr = block_start[b] + st[w, i, S_OFF]
                         mask = st[w, i, S_MASK]
                         # operands ready? no source register may have a pending write for any of its threads
-                        t = 0
+                        t = winfo[w, W_NB]  # (sps, frontier: not while the warp's last branch resolves)
                         for j in range(3):
                             r = src_reg[instr, j]
                             if r < 0:
@@ -320,14 +321,21 @@ def run(p, prog, m, s, out, mp, mr):
                         iss_lat[sm, k] = latency + 1
                         if done_t > g[G_CYCLES]:
                             g[G_CYCLES] = done_t
-                        st[w, i, S_T] = now + 1  # a unit issues at most once per cycle
+                        # a unit issues at most once per cycle, and after a branch only once it has
+                        # resolved (the control hazard): its threads go on from cycle nb
+                        nb = now + 1
+                        if op_class[instr] == BRANCH:
+                            nb = now + lat_branch
+                            if mech == SPS or mech == FRONTIER:
+                                winfo[w, W_NB] = nb  # one PC per warp: its next one is fetched then
+                        st[w, i, S_T] = nb
 
                         size = block_start[b + 1] - block_start[b]
                         err = 0
                         if off + 1 < size:
                             st[w, i, S_OFF] = off + 1
                             if mech == MP_OER and st[w, i, S_RPCB] == b and st[w, i, S_RPCO] == off + 1:
-                                err = early_arrival(mech, st, rt, winfo, w, now, g, ev)
+                                err = early_arrival(mech, st, rt, winfo, w, now, nb, g, ev)
                             elif dep_next[instr] and (stn_before == 1 or mech == SPS) and mech != MIMD:
                                 # The same unit issues next (the only one, or sps' top of stack). If that
                                 # instruction reads the register just written, it waits for this write:
@@ -341,8 +349,8 @@ def run(p, prog, m, s, out, mp, mr):
                             if has_bar[b]:
                                 arrive_at_barrier(mech, st, winfo, w, i, now, active, cta_arr, prio)
                             else:
-                                err = advance(mech, st, rt, winfo, w, i, now, pos, path, succ_ptr, succ_idx, ipdom,
-                                              exit_b, prio, cta_live, nxt, gblk, gmask, g, ev, syncwarp)
+                                err = advance(mech, st, rt, winfo, w, i, now, nb, pos, path, succ_ptr, succ_idx,
+                                              ipdom, exit_b, prio, cta_live, nxt, gblk, gmask, g, ev, syncwarp)
                             if err == 0 and cta_arr[cta] != 0 and cta_arr[cta] == cta_live[cta]:
                                 # every live thread of the CTA has arrived (or exited): its waiting units
                                 # move on. They may belong to warps of any scheduler of this SM (from the

@@ -19,6 +19,7 @@ from ..._jit import helper, hot_helper
 from ..squeeze import _squeeze_scratch as squeeze_scratch  # (Jin 2012, §4.4 step 1)
 from ..mech._tables import popcount
 from ..stats import G_LANE_CONFLICTS, G_MERGES
+from ..warp_merge import merge_into  # the merge rules (DWF, en-DWF), also the public API's
 from .layout import (
     AT_BARRIER, F_BART, F_BLK, F_BOUND, F_CTA, F_MASK, F_N, F_NB, F_OFF, F_STATE, HOLE, INF, P_AGE, P_CNT, P_PC,
     P_RDY,
@@ -28,45 +29,25 @@ from .pool import alloc, exit_thread, first_succ, new_warp, pool_add, pool_remov
 
 
 @hot_helper
-def en_dwf_merge(male, f, mmask, fmask, wsl, W, sw):
-    """en-DWF (Jin 2012, Appendix B) of the male group into warp ``f``, from the occupied-slot masks;
-    False (and ``f`` untouched) when some lane cannot hold its threads. The kernel's form of
-    `dwf._merge_into` (the public function and the reference model use that one; the differential
-    tests compare them): a conflict of lane l needs a position of l that is a hole in both warps, so
-    the merge succeeds exactly when every lane holds at most W / sw threads of the two warps together;
-    then, lane by lane, the conflicts in quarter order take the holes in quarter order (what the
-    Appendix's scan, first free other quarter for each conflict in turn, gives)."""
-    n_q = W // sw  # (en-dwf needs sw to divide W: `check_config`)
-    lane0 = np.int64(0)
-    for q in range(n_q):
-        lane0 |= np.int64(1) << (q * sw)
-    for lane in range(sw):
-        lb = lane0 << lane
-        if popcount(mmask & lb) + popcount(fmask & lb) > n_q:
-            return False
-    full = np.int64(-1) if W == 64 else (np.int64(1) << W) - 1
-    holes = ~(mmask | fmask) & full
-    conf = mmask & fmask
-    rest = mmask & ~fmask
-    while conf != 0:
-        s = trailing_zeros(conf)  # lowest slot first: within a lane, the lowest quarter first
-        conf &= conf - 1
-        h = trailing_zeros(holes & (lane0 << (s % sw)))
-        holes &= ~(np.int64(1) << h)
-        wsl[f, h] = male[s]
-    while rest != 0:
-        s = trailing_zeros(rest)
-        rest &= rest - 1
-        wsl[f, s] = male[s]
-    return True
+def took_threads(f, n, nb, bound, wf, wsl, W, reg_ready, tpc, cslot, block_start, src_reg, pl, g):
+    """Forming warp ``f`` took ``n`` male threads (now in its slots): it issues no earlier than they may
+    (``nb``), its register bound covers theirs, its READY is computed again; one merge."""
+    wf[f, F_N] += n
+    if nb > wf[f, F_NB]:
+        wf[f, F_NB] = nb
+    if bound > wf[f, F_BOUND]:
+        wf[f, F_BOUND] = bound
+    ready(wf, wsl, f, W, reg_ready, tpc, cslot, block_start, src_reg, pl)
+    g[G_MERGES] += 1
 
 
 @hot_helper
-def place(enhanced, sm, male, mmask, s, now, exclude, bound, wf, wsl, pool, pool_n, W, sw, g, reg_ready, tpc,
+def place(enhanced, sm, male, mmask, s, nb, exclude, bound, wf, wsl, pool, pool_n, W, sw, g, reg_ready, tpc,
            cslot, block_start, src_reg, pl):
     """Merge the male group (``mmask``: its occupied slots) into the forming warps at (s, 0), oldest
-    first; returns threads left. ``bound``: F_BOUND of the warp the male threads come from. A forming
-    warp's occupied slots are its F_MASK (valid: see `ready`)."""
+    first; returns threads left. ``bound``: F_BOUND of the warp the male threads come from; ``nb``:
+    the cycle they may issue from (a warp they join waits for it). A forming warp's occupied slots
+    are its F_MASK (valid: see `ready`)."""
     left = popcount(mmask)
     any_forming = False
     pc = block_start[s]  # (s, 0); blocks other than the exit are never empty
@@ -80,24 +61,10 @@ def place(enhanced, sm, male, mmask, s, now, exclude, bound, wf, wsl, pool, pool
             continue
         any_forming = True
         fmask = wf[f, F_MASK]
-        if enhanced:
-            # Jin 2012, Appendix B: the whole male fits when every conflict finds a hole of its lane
-            if mmask & fmask == 0:  # no conflict: the union (what `_merge_into` returns then)
-                ok = True
-                for slot in range(W):
-                    if male[slot] >= 0:
-                        wsl[f, slot] = male[slot]
-            else:
-                ok = en_dwf_merge(male, f, mmask, fmask, wsl, W, sw)
-            if ok:
-                wf[f, F_N] += left
-                if now + 1 > wf[f, F_NB]:
-                    wf[f, F_NB] = now + 1
-                if bound > wf[f, F_BOUND]:
-                    wf[f, F_BOUND] = bound
-                ready(wf, wsl, f, W, reg_ready, tpc, cslot, block_start, src_reg, pl)
-                g[G_MERGES] += 1
-                return 0
+        # en-DWF (Jin 2012, Appendix B): the whole male, conflicting threads moved within their lanes
+        if enhanced and merge_into(male, mmask, wsl, f, fmask, W, sw, True):
+            took_threads(f, left, nb, bound, wf, wsl, W, reg_ready, tpc, cslot, block_start, src_reg, pl, g)
+            return 0
         # DWF (Fung et al. 2007, lane-aware): a thread joins if its own slot is free there
         join = mmask & ~fmask
         joined = popcount(join)
@@ -108,14 +75,8 @@ def place(enhanced, sm, male, mmask, s, now, exclude, bound, wf, wsl, pool, pool
             wsl[f, slot] = male[slot]
             male[slot] = HOLE
         if joined > 0:
-            wf[f, F_N] += joined
             left -= joined
-            if now + 1 > wf[f, F_NB]:
-                wf[f, F_NB] = now + 1
-            if bound > wf[f, F_BOUND]:
-                wf[f, F_BOUND] = bound
-            ready(wf, wsl, f, W, reg_ready, tpc, cslot, block_start, src_reg, pl)
-            g[G_MERGES] += 1
+            took_threads(f, joined, nb, bound, wf, wsl, W, reg_ready, tpc, cslot, block_start, src_reg, pl, g)
         if left == 0:
             return 0
     if any_forming:
@@ -124,7 +85,7 @@ def place(enhanced, sm, male, mmask, s, now, exclude, bound, wf, wsl, pool, pool
 
 
 @helper
-def dwf_finish(enhanced, squeeze, sm, w, now, wf, wsl, pool, pool_n, free, free_n, W, sw, pos, path, succ_ptr,
+def dwf_finish(enhanced, squeeze, sm, w, now, nb, wf, wsl, pool, pool_n, free, free_n, W, sw, pos, path, succ_ptr,
                 succ_idx, exit_b, tpc, cta_live, cta_arr, rel, orig, male, sq, counts, order, nxt, g, reg_ready,
                 cslot, block_start, src_reg, pl):
     err = step(wf, wsl, w, W, pos, path, succ_ptr, succ_idx, g, now, nxt)
@@ -161,7 +122,7 @@ def dwf_finish(enhanced, squeeze, sm, w, now, wf, wsl, pool, pool_n, free, free_
             for slot in range(W):
                 male[slot] = sq[slot]
                 mmask |= np.int64(sq[slot] >= 0) << slot
-        left = place(enhanced, sm, male, mmask, s, now, w, bound, wf, wsl, pool, pool_n, W, sw, g, reg_ready, tpc,
+        left = place(enhanced, sm, male, mmask, s, nb, w, bound, wf, wsl, pool, pool_n, W, sw, g, reg_ready, tpc,
                       cslot, block_start, src_reg, pl)
         if left == 0:
             continue
@@ -169,7 +130,7 @@ def dwf_finish(enhanced, squeeze, sm, w, now, wf, wsl, pool, pool_n, free, free_
             nw = w
             wf[w, F_BLK] = s
             wf[w, F_OFF] = 0
-            wf[w, F_NB] = now + 1
+            wf[w, F_NB] = nb
             keep = False
             if left == wf[w, F_N] and not squeeze:
                 # the whole warp goes on together (no thread exited, left or merged): same slots,
@@ -178,7 +139,7 @@ def dwf_finish(enhanced, squeeze, sm, w, now, wf, wsl, pool, pool_n, free, free_
                 continue
         else:
             nw = alloc(wf, free, free_n, sm)
-            new_warp(wf, wsl, nw, g, s, now + 1, -1)
+            new_warp(wf, wsl, nw, g, s, nb, -1)
             wf[nw, F_BOUND] = bound
             pool_add(wf, pool, pool_n, pl, sm, nw, block_start)
         for slot in range(W):

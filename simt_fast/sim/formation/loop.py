@@ -24,7 +24,7 @@ import numpy as np
 from ..._jit import cycle_loop, helper, hot_helper
 from ..events import EV_ISSUE, emit
 from ..memory_issue import access_slots
-from ..program import POLICY_GTO, POLICY_MAJORITY
+from ..program import BRANCH, POLICY_GTO, POLICY_MAJORITY
 from ..stats import G_BARWAIT, G_CYCLES, G_ERR, G_EXITS, G_IDLE, G_MAX_STACK, G_NREL, G_THREAD_INSTS, \
     G_VKEY, G_WARP_INSTS
 from ..visits import ERR_REPLAY, hand_out, idle_since, next_visit, simd_idle, sm_must_replay
@@ -38,10 +38,12 @@ from .tbc import CHECK, RESOLVE, pick_tbc, tbc_activate, tbc_check_done, tbc_cle
 
 
 @hot_helper
-def issue(hws, w, now, latency, wf, wsl, W, sw, n_q, g, reg_ready, tpc, block_start, dst_reg, occ_hist, q_hist, ev):
+def issue(hws, w, now, nb, latency, wf, wsl, W, sw, n_q, g, reg_ready, tpc, block_start, dst_reg, occ_hist, q_hist,
+          ev):
     """Issue warp ``w``'s next instruction, whose result is ready ``latency`` cycles from now
-    (statistics, events, its destination register); returns its SIMD occupancy in cycles. The caller moves the warp on (`pool.ready_rows` inside a block,
-    the mechanism's finish at its end)."""
+    (statistics, events, its destination register); the warp may issue again from cycle ``nb``.
+    Returns its SIMD occupancy in cycles. The caller moves the warp on (`pool.ready_rows` inside a
+    block, the mechanism's finish at its end)."""
     active = wf[w, F_N]
     q_act = wf[w, F_QACT]
     if q_act < 0:  # (its slots changed since its last issue)
@@ -78,7 +80,7 @@ def issue(hws, w, now, latency, wf, wsl, W, sw, n_q, g, reg_ready, tpc, block_st
     done_t = now + (latency if latency > width else width)
     if done_t > g[G_CYCLES]:
         g[G_CYCLES] = done_t
-    wf[w, F_NB] = now + 1
+    wf[w, F_NB] = nb
     return width
 
 
@@ -215,6 +217,7 @@ def run(p, prog, m, s, out, mp, mr):
     dst_reg = prog.dst_reg
     src_reg = prog.src_reg
     lat = prog.lat
+    lat_branch = lat[BRANCH]
     path_ptr = prog.path_ptr
     path = prog.path
     simd_free = m.simd_free
@@ -304,7 +307,9 @@ def run(p, prog, m, s, out, mp, mr):
                 latency = lat[op_class[instr]]
                 if mp is not None and mp.space[instr] >= 0:  # (None: numba drops the branch)
                     latency = access_slots(mp, mr, sm, w, wf[w, F_ID], now, instr, wsl, W, pos, dst_reg[instr] >= 0) - now
-                width = issue(hws, w, now, latency, wf, wsl, W, sw, n_q, g, reg_ready, tpc, block_start, dst_reg,
+                # one issue per cycle, and after a branch only once it has resolved (the control hazard)
+                nb = now + lat_branch if op_class[instr] == BRANCH else now + 1
+                width = issue(hws, w, now, nb, latency, wf, wsl, W, sw, n_q, g, reg_ready, tpc, block_start, dst_reg,
                               occ_hist, q_hist, ev)
                 issued_sm = True
                 simd_free[sm, k] = now + width
@@ -340,21 +345,21 @@ def run(p, prog, m, s, out, mp, mr):
                 while True:
                     if fw >= 0:
                         if tbc:
-                            err = tbc_finish(fw, now, wf, wsl, W, pos, path, succ_ptr, succ_idx, exit_b, tpc, cta_live,
-                                             cta_arr, rel, ent_rpc, s.nxt, g, reg_ready, cslot, block_start, src_reg,
-                                             pl, depth)
+                            err = tbc_finish(fw, now, nb, wf, wsl, W, pos, path, succ_ptr, succ_idx, exit_b, tpc,
+                                             cta_live, cta_arr, rel, ent_rpc, s.nxt, g, reg_ready, cslot, block_start,
+                                             src_reg, pl, depth)
                             if err == RESOLVE:
-                                err = tbc_resolve(fw, now, wf, wsl, W, wpc, pos, path, succ_ptr, succ_idx, exit_b,
+                                err = tbc_resolve(fw, now, nb, wf, wsl, W, wpc, pos, path, succ_ptr, succ_idx, exit_b,
                                                   ipdom, depth, ent_pc, ent_rpc, ent_nw, lay, s.cnt, g, reg_ready, tpc,
                                                   cslot, block_start, src_reg, pl)
                             if err == CHECK:
-                                tbc_check_done(fw, now, wf, wsl, depth, ent_pc, ent_rpc, ent_nw, lay, wpc, W, pos, path,
+                                tbc_check_done(fw, nb, wf, wsl, depth, ent_pc, ent_rpc, ent_nw, lay, wpc, W, pos, path,
                                                exit_b, g, reg_ready, tpc, cslot, block_start, src_reg, pl)
                                 err = 0
                         else:
-                            err = dwf_finish(enhanced, squeeze, sm, fw, now, wf, wsl, pool, pool_n, free, free_n, W, sw,
-                                             pos, path, succ_ptr, succ_idx, exit_b, tpc, cta_live, cta_arr, rel, s.orig,
-                                             s.male, s.sq, s.sq_counts, s.sq_order, s.nxt, g, reg_ready, cslot,
+                            err = dwf_finish(enhanced, squeeze, sm, fw, now, nb, wf, wsl, pool, pool_n, free, free_n, W,
+                                             sw, pos, path, succ_ptr, succ_idx, exit_b, tpc, cta_live, cta_arr, rel,
+                                             s.orig, s.male, s.sq, s.sq_counts, s.sq_order, s.nxt, g, reg_ready, cslot,
                                              block_start, src_reg, pl)
                         if err:
                             return
@@ -371,6 +376,7 @@ def run(p, prog, m, s, out, mp, mr):
                             break
                     fw, releasing = next_released(tbc, sm, cta, now, wf, pool, pool_n, NW, cta_arr, cta_live, g,
                                                   releasing)
+                    nb = now + 1  # a warp released from a barrier goes on from the next cycle
                     if fw < 0:
                         cta = -1
             # a resident CTA finishes when its last thread exits (or at once if none ever runs); its

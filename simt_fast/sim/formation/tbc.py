@@ -67,10 +67,10 @@ def tbc_activate(cs, base, cta, nb, wf, wsl, depth, ent_pc, ent_rpc, ent_nw, lay
 
 
 @helper
-def tbc_check_done(w, now, wf, wsl, depth, ent_pc, ent_rpc, ent_nw, lay, wpc, W, pos, path, exit_b, g, reg_ready,
+def tbc_check_done(w, nb, wf, wsl, depth, ent_pc, ent_rpc, ent_nw, lay, wpc, W, pos, path, exit_b, g, reg_ready,
                    tpc, cslot, block_start, src_reg, pl):
     """Warp ``w`` finished a block: if every warp of its CTA's top entry is at the entry's
-    reconvergence point (or empty), the entry pops and the one below resumes."""
+    reconvergence point (or empty), the entry pops and the one below resumes, from cycle ``nb``."""
     base = wf[w, F_BASE]
     for i in range(wpc):
         v = base + i
@@ -79,15 +79,16 @@ def tbc_check_done(w, now, wf, wsl, depth, ent_pc, ent_rpc, ent_nw, lay, wpc, W,
     cs = wf[w, F_CS]
     tbc_clear(wf, base, wpc, pl)
     depth[cs] -= 1
-    tbc_activate(cs, base, wf[w, F_CTA], now + 1, wf, wsl, depth, ent_pc, ent_rpc, ent_nw, lay, wpc, W, pos, path,
+    tbc_activate(cs, base, wf[w, F_CTA], nb, wf, wsl, depth, ent_pc, ent_rpc, ent_nw, lay, wpc, W, pos, path,
                  exit_b, g, reg_ready, tpc, cslot, block_start, src_reg, pl)
 
 
 @helper
-def tbc_finish(w, now, wf, wsl, W, pos, path, succ_ptr, succ_idx, exit_b, tpc, cta_live, cta_arr, rel, ent_rpc, nxt,
-               g, reg_ready, cslot, block_start, src_reg, pl, depth):
-    """Warp ``w`` issued the last instruction of its block: its threads step; exited ones leave.
-    Returns an error code, RESOLVE (it waits at a potentially divergent branch) or CHECK."""
+def tbc_finish(w, now, nb, wf, wsl, W, pos, path, succ_ptr, succ_idx, exit_b, tpc, cta_live, cta_arr, rel, ent_rpc,
+               nxt, g, reg_ready, cslot, block_start, src_reg, pl, depth):
+    """Warp ``w`` issued the last instruction of its block at ``now``: its threads step; exited ones
+    leave; it goes on from cycle ``nb``. Returns an error code, RESOLVE (it waits at a potentially
+    divergent branch) or CHECK."""
     err = step(wf, wsl, w, W, pos, path, succ_ptr, succ_idx, g, now, nxt)
     if err:
         return err
@@ -123,16 +124,17 @@ def tbc_finish(w, now, wf, wsl, W, pos, path, succ_ptr, succ_idx, exit_b, tpc, c
     else:
         wf[w, F_BLK] = s
         wf[w, F_OFF] = 0
-        wf[w, F_NB] = now + 1
+        wf[w, F_NB] = nb
         ready(wf, wsl, w, W, reg_ready, tpc, cslot, block_start, src_reg, pl)
     return CHECK
 
 
 @helper
-def tbc_resolve(w, now, wf, wsl, W, wpc, pos, path, succ_ptr, succ_idx, exit_b, ipdom, depth, ent_pc, ent_rpc, ent_nw,
-                lay, cnt, g, reg_ready, tpc, cslot, block_start, src_reg, pl):
+def tbc_resolve(w, now, nb, wf, wsl, W, wpc, pos, path, succ_ptr, succ_idx, exit_b, ipdom, depth, ent_pc, ent_rpc,
+                ent_nw, lay, cnt, g, reg_ready, tpc, cslot, block_start, src_reg, pl):
     """Warp ``w`` waits at the branch ending its block. Once every warp of the top entry does: go on
-    together (returns CHECK), or compact per target (returns 0, or an error code)."""
+    together (returns CHECK), or compact per target (returns 0, or an error code); either way the
+    entry's warps issue from cycle ``nb`` (the branch of the last one resolved)."""
     cs = wf[w, F_CS]
     base = wf[w, F_BASE]
     cta = wf[w, F_CTA]
@@ -180,7 +182,7 @@ def tbc_resolve(w, now, wf, wsl, W, wpc, pos, path, succ_ptr, succ_idx, exit_b, 
                 wf[v, F_BLK] = only
                 wf[v, F_OFF] = 0
                 wf[v, F_STATE] = READY
-                wf[v, F_NB] = now + 1
+                wf[v, F_NB] = nb
                 ready(wf, wsl, v, W, reg_ready, tpc, cslot, block_start, src_reg, pl)
         return CHECK
     r = ipdom[b]
@@ -260,7 +262,7 @@ def tbc_resolve(w, now, wf, wsl, W, wpc, pos, path, succ_ptr, succ_idx, exit_b, 
     if depth[cs] > g[G_MAX_STACK]:
         g[G_MAX_STACK] = depth[cs]
     tbc_clear(wf, base, wpc, pl)
-    tbc_activate(cs, base, cta, now + 1, wf, wsl, depth, ent_pc, ent_rpc, ent_nw, lay, wpc, W, pos, path, exit_b, g,
+    tbc_activate(cs, base, cta, nb, wf, wsl, depth, ent_pc, ent_rpc, ent_nw, lay, wpc, W, pos, path, exit_b, g,
                  reg_ready, tpc, cslot, block_start, src_reg, pl)
     return 0
 

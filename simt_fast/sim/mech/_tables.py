@@ -52,7 +52,8 @@ W_NEXTID = 7  # next RT id
 W_AGE = 8  # dispatch order (gto)
 W_CTASLOT = 9  # CTA slot index on its SM
 W_GID = 10  # global warp id (CTA id * warps per CTA + warp index): the id events report
-W_NF = 11
+W_NB = 11  # sps, frontier (one PC per warp): no unit issues before this cycle (a branch resolves)
+W_NF = 12
 
 
 @hot_helper

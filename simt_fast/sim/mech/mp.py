@@ -33,8 +33,9 @@ def schedulable(st, rt, winfo, w, out):
 
 
 @helper
-def diverge(st, rt, winfo, w, i, r, gblk, gmask, ng, now, collapse):
-    """Split ``i`` branches to ``ng`` groups (``gblk``/``gmask``); ``r`` = IPDOM of its block.
+def diverge(st, rt, winfo, w, i, r, gblk, gmask, ng, nb, collapse):
+    """Split ``i`` branches to ``ng`` groups (``gblk``/``gmask``), which issue from cycle ``nb``;
+    ``r`` = IPDOM of its block.
 
     With ``collapse``, a divergence whose IPDOM equals the split's own RPC adds no RT entry: the
     new entry would reconverge at the very PC where it hands its threads to its parent, so the
@@ -50,7 +51,7 @@ def diverge(st, rt, winfo, w, i, r, gblk, gmask, ng, now, collapse):
         for g in range(ng):
             if gblk[g] == r:
                 rt[w, k, R_PEND] &= ~gmask[g]
-            elif st_append(st, winfo, w, gblk[g], 0, gmask[g], r, 0, par, now + 1) < 0:
+            elif st_append(st, winfo, w, gblk[g], 0, gmask[g], r, 0, par, nb) < 0:
                 return -1
         return 0
     rid = rt_append(rt, winfo, w, r, 0, st[w, i, S_RPCB], st[w, i, S_RPCO], mask, mask, st[w, i, S_PAR])
@@ -62,7 +63,7 @@ def diverge(st, rt, winfo, w, i, r, gblk, gmask, ng, now, collapse):
         if gblk[g] == r:
             # already at the reconvergence point: these threads have arrived
             rt[w, k, R_PEND] &= ~gmask[g]
-        elif st_append(st, winfo, w, gblk[g], 0, gmask[g], r, 0, rid, now + 1) < 0:
+        elif st_append(st, winfo, w, gblk[g], 0, gmask[g], r, 0, rid, nb) < 0:
             return -1
     return 0
 
@@ -76,8 +77,9 @@ def clear_exited(rt, winfo, w, xmask):
 
 
 @helper
-def settle(st, rt, winfo, w, now):
-    """Apply arrivals and RT→ST moves until nothing changes (deterministic scan order).
+def settle(st, rt, winfo, w, nb):
+    """Apply arrivals and RT→ST moves until nothing changes (deterministic scan order). A
+    reconverged split issues from cycle ``nb`` (its last threads to arrive may have just branched).
 
     Returns the number of arrivals plus moves (0 = the tables were already settled), or -1 on overflow.
     """
@@ -102,7 +104,7 @@ def settle(st, rt, winfo, w, now):
                 mask = rt[w, k, R_RMASK] & winfo[w, W_LIVE]
                 if mask != 0:
                     if st_append(st, winfo, w, rt[w, k, R_BLK], rt[w, k, R_OFF], mask, rt[w, k, R_RPCB],
-                                 rt[w, k, R_RPCO], rt[w, k, R_PAR], now + 1) < 0:
+                                 rt[w, k, R_RPCO], rt[w, k, R_PAR], nb) < 0:
                         return -1
                 rt_remove(rt, winfo, w, k)
                 changed = True

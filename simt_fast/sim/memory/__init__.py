@@ -7,7 +7,7 @@ cache), :mod:`.dram` (partitions and queueing), :mod:`.hierarchy` (``access``: w
 memory instruction does, level by level), :mod:`.trace_walk` (a trace's access patterns without a
 cycle loop). This module sizes and allocates the state in plain Python.
 
-How a timing kernel uses it (docs/memory.md, *For kernel authors*)::
+How a timing kernel uses it (docs/memory.md, *In the timing model*)::
 
     state, params = memory.allocate(config, n_sms, n_warp_slots, trace.n_threads)
     counters = np.zeros(memory.C_N, np.int64)
@@ -55,8 +55,8 @@ def model_enabled(config: SimConfig, trace: Trace) -> bool:
 def couples_sms(config: SimConfig, trace: Trace) -> bool:
     """Whether a run's memory model has state shared by SMs (an L2, or a DRAM bandwidth limit): then
     the requests of all SMs must reach it in global issue order, and the kernel must visit the SMs
-    cycle by cycle (docs/memory.md, *Visit order*). Without them (or without the model) every SM's
-    results are the same in either order."""
+    cycle by cycle (docs/memory.md, *What a memory instruction does*; docs/core.md, *Visit order*).
+    Without them (or without the model) every SM's results are the same in either order."""
     return model_enabled(config, trace) and (config.l2_bytes > 0 or config.dram_bytes_per_cycle > 0)
 
 

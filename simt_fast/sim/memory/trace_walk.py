@@ -1,4 +1,4 @@
-"""A trace's memory behaviour without a cycle loop (docs/memory.md, *Measuring a trace*).
+"""A trace's memory behaviour without a cycle loop (docs/memory.md, *How to measure*).
 
 Threads form fixed warps of ``warp_size`` consecutive threads of a CTA, and all threads of a warp
 execute a memory instruction together as under a reconvergence stack at full convergence: the n-th

@@ -23,7 +23,9 @@ def simulate(trace, config: SimConfig, *, events: list | None = None, syncwarp=N
     """The reference model's answer for ``trace`` under ``config`` (slow; small traces only)."""
     m = config.mechanism
     if BY_NAME[m].family == "formation":
-        return (tbc if m == "tbc" else dwf).simulate(trace, config, events=events)
-    if config.hws:
-        return pdom_hws.simulate(trace, config, events=events)
-    return ReferenceCore(trace, config, events, syncwarp).run()
+        stats = (tbc if m == "tbc" else dwf).simulate(trace, config, events=events)
+    elif config.hws:
+        stats = pdom_hws.simulate(trace, config, events=events)
+    else:
+        stats = ReferenceCore(trace, config, events, syncwarp).run()
+    return stats.add_launch_latency(config.kernel_launch_latency, config.warp_size)

@@ -13,8 +13,8 @@ import numpy as np
 
 from ..config import SimConfig
 from ..mechanisms import BY_NAME
-from ..program import prepare
 from ..stats import Stats
+from . import machine
 from .dispatch import RoundRobinDispatch
 from .memory import TraceMemory
 from .tables import ReferenceError_, Unit, Warp, lanes, popcount
@@ -55,30 +55,31 @@ class Scoreboard:
 
 class ReferenceCore:
     def __init__(self, trace, config: SimConfig, events: list | None, syncwarp=None):
-        params, a = prepare(trace, config, syncwarp)  # the same validation and flattening as the fast path
+        machine.check(config)  # the reference's own reading of trace and config (reference/machine.py)
         self.cfg = config
         self.name = config.mechanism
+        self.policy = machine.issue_policy(config)
         self.mech = importlib.import_module(BY_NAME[self.name].reference)
         self.mp = importlib.import_module(BY_NAME["mp"].reference)
         self.trace = trace
         self.W = config.warp_size
         self.events = events
-        self.block_start = [int(x) for x in a.block_start]
-        self.succ = [[int(s) for s in a.succ_idx[a.succ_ptr[b]:a.succ_ptr[b + 1]]] for b in range(trace.n_blocks)]
-        self.ipdom = [int(x) for x in a.ipdom]
-        self.has_bar = [bool(x) for x in a.has_bar]
-        self.prio = [int(x) for x in a.prio]
-        self.syncwarp = [bool(x) for x in a.syncwarp]
-        self.op_class = [int(x) for x in a.op_class]
-        self.dst = [int(x) for x in a.dst_reg]
-        self.src = [[int(r) for r in row if r >= 0] for row in a.src_reg]
-        self.lat = [int(x) for x in a.lat]
+        self.block_start = [int(x) for x in trace.block_start]
+        self.succ = machine.successors(trace)
+        self.ipdom = [int(x) for x in trace.ipdom]
+        self.has_bar = [bool(x) for x in trace.has_barrier]
+        self.prio = machine.rpo_priority(self.succ)
+        self.syncwarp = machine.syncwarp_blocks(trace, config, syncwarp)
+        self.op_class, self.dst, self.src, self.lat, self.resume = machine.instructions(trace, config)
+        # the stack and the thread frontier fetch one PC per warp, so a branch holds up the whole warp
+        # until it resolves; the other mechanisms fetch per unit (split, path, thread)
+        self.one_pc_per_warp = self.name in ("sps", "frontier")
         self.paths = [list(map(int, trace.thread_path(t))) for t in range(trace.n_threads)]
         self.exit = trace.n_blocks - 1
-        self.tpc = params.tpc
+        self.tpc = trace.threads_per_cta
         self.wpc = -(-self.tpc // self.W)
-        self.cta_lim = params.cta_lim
-        self.n_q = config.n_quarters
+        self.cta_lim = machine.ctas_per_sm(config, self.tpc)
+        self.n_q = machine.quarters(config)
         self.occ = 1 if self.name == "mimd" else self.n_q  # SIMD cycles per warp instruction
         # pending writes tracked per (warp, register): 4, folded when more are in flight; mimd one per lane
         self.K = self.W if self.name == "mimd" else 4
@@ -159,7 +160,7 @@ class ReferenceCore:
                     self.ran[key] = (epoch, ran | mask)
             if u.expanding:
                 s.expanded_insts += 1
-        latency = self.lat[self.op_class[instr]]
+        latency = self.lat[instr]
         if self.memory.is_access(instr):
             threads = [warp.tbase + lane if mask >> lane & 1 else None for lane in range(warp.nlanes)]
             latency = self.memory.access(sm, warp.gid, now, instr, threads, self.dst[instr] >= 0) - now
@@ -167,12 +168,15 @@ class ReferenceCore:
         if self.dst[instr] >= 0:
             self.scoreboards[(sm, warp.slot)].write(self.dst[instr], mask, now + latency, now)
         s.cycles = max(s.cycles, now + max(latency, self.occ))
-        u.not_before = now + 1
+        nb = now + self.resume[instr]  # the unit's threads issue again from cycle nb (after a branch: lat_branch)
+        u.not_before = nb
+        if self.one_pc_per_warp and nb > now + 1:
+            warp.not_before = nb
         size = self.block_start[b + 1] - self.block_start[b]
         if off + 1 < size:
             u.off = off + 1
             if self.name == "mp-oer" and u.rpc == (b, off + 1):
-                self.mp.settle(warp, now)
+                self.mp.settle(warp, nb)
                 self.track(warp)
                 self.emit_tables(now, warp)
             return
@@ -183,7 +187,7 @@ class ReferenceCore:
             if self.name == "stackless":
                 self.mech.release(warp, self.prio)
         else:
-            self.advance(warp, u, now)
+            self.advance(warp, u, now, nb)
         self.release(sm, warp.cta, now)
 
     def release(self, sm, cta, now):
@@ -199,10 +203,11 @@ class ReferenceCore:
                     u.waiting = False
                     self.stats.barrier_wait_cycles += now - u.bar_t
                     u.not_before = now + 1
-                    self.advance(warp, u, now)
+                    self.advance(warp, u, now, now + 1)
 
-    def advance(self, warp, u, now):
-        """The unit finished its block: each thread steps along its own path."""
+    def advance(self, warp, u, now, nb):
+        """The unit finished its block at cycle ``now``: each thread steps along its own path; the
+        units its threads end up in issue from cycle ``nb`` on."""
         b = u.blk
         nxt = {}
         for lane in lanes(u.mask, warp.nlanes):
@@ -233,10 +238,10 @@ class ReferenceCore:
             if not groups:
                 del warp.st[i]
             else:
-                u.blk, u.off, u.mask, u.not_before = groups[0][0], 0, groups[0][1], now + 1
+                u.blk, u.off, u.mask, u.not_before = groups[0][0], 0, groups[0][1], nb
                 moved.append(u)
                 for blk, m in groups[1:]:
-                    warp.st.append(Unit(blk, 0, m, not_before=now + 1))
+                    warp.st.append(Unit(blk, 0, m, not_before=nb))
                     moved.append(warp.st[-1])
             if self.name == "frontier":
                 self.mech.merge_same_pc(warp)
@@ -245,14 +250,14 @@ class ReferenceCore:
                 self.mech.release(warp, self.prio)
         else:
             if len(groups) == 1:
-                u.blk, u.off, u.mask, u.not_before = groups[0][0], 0, groups[0][1], now + 1
+                u.blk, u.off, u.mask, u.not_before = groups[0][0], 0, groups[0][1], nb
             elif not groups:
                 del warp.st[i]
             else:
-                self.mp.diverge(warp, i, self.ipdom[b], groups, now, collapse=self.name != "dps")
+                self.mp.diverge(warp, i, self.ipdom[b], groups, nb, collapse=self.name != "dps")
             if exited:
                 self.mp.clear_exited(warp, exited)
-            self.mp.settle(warp, now)
+            self.mp.settle(warp, nb)
             if self.name == "mp-oer":
                 self.stats.early_reconvergences += self.mech.early_reconverge(warp)
         if len(warp.st) > self.W or len(warp.rt) > 2 * self.W + 2:
@@ -285,7 +290,7 @@ class ReferenceCore:
     def warps_in_order(self, sm, k, rr, last):
         n_sched = self.cfg.n_schedulers
         ws = self.cta_lim * self.wpc
-        if self.cfg.effective_issue_policy == "gto":
+        if self.policy == "gto":
             # greedy: the warp in the slot that issued last, then the others oldest first
             order = []
             if last[k] >= 0 and self.sm_warps[sm][last[k]] is not None:
@@ -339,7 +344,8 @@ class ReferenceCore:
                                 if u.waiting or id(u) in tried:
                                     continue
                                 tried.add(id(u))
-                                t = max(u.not_before, sb.ready(self.src[self.block_start[u.blk] + u.off], u.mask))
+                                t = max(u.not_before, warp.not_before,
+                                        sb.ready(self.src[self.block_start[u.blk] + u.off], u.mask))
                                 if t > now:
                                     anything_pending = True
                                     continue

@@ -105,7 +105,7 @@ class DWFCore(FormationCore):
     def pick(self, sm, k, now):
         warps = self.pool[sm]
         order = sorted(warps, key=lambda w: w.age)
-        if self.cfg.effective_issue_policy == "majority":
+        if self.policy == "majority":
             count = {}
             for w in warps:
                 if w.state == 0:
@@ -119,7 +119,7 @@ class DWFCore(FormationCore):
                     self.last_age[sm] = w.age
                     return w
             return None
-        if self.cfg.effective_issue_policy == "gto":
+        if self.policy == "gto":
             # greedy: the warp that issued last while it stays ready, else the oldest ready warp
             ready = [w for w in order if w.state == 0 and self.ready_time(w) <= now]
             for w in ready:
@@ -160,7 +160,7 @@ class DWFCore(FormationCore):
         for cta in sorted(by_cta):
             self.release(sm, cta, now)
 
-    def finish_block(self, sm, w, now):
+    def finish_block(self, sm, w, now, nb):
         nxt = self.step_threads(w)
         b = w.blk
         pool = self.pool[sm]
@@ -178,25 +178,26 @@ class DWFCore(FormationCore):
                 continue
             if self.cfg.hws and self.cfg.hws_squeeze:
                 male = list(squeeze(male, self.sw))  # Jin 2012, §4.4 step 1: squeeze the male
-            male = self.place(sm, male, s, now)
+            male = self.place(sm, male, s, nb)
             if male is None:
                 continue
             if keep is not None:
-                keep.blk, keep.off, keep.slots, keep.not_before = s, 0, male, now + 1
+                keep.blk, keep.off, keep.slots, keep.not_before = s, 0, male, nb
                 pool.append(keep)
                 pool.sort(key=lambda x: x.age)
                 keep = None
             else:
-                pool.append(self.new_warp(sm, s, male, now + 1))
+                pool.append(self.new_warp(sm, s, male, nb))
 
-    def place(self, sm, male, s, now):
-        """Merge the male group into forming warps at (s, 0); returns the threads left, or None."""
+    def place(self, sm, male, s, nb):
+        """Merge the male group into forming warps at (s, 0); returns the threads left, or None. A
+        warp the male's threads join issues from cycle ``nb`` at the earliest (theirs)."""
         forming = [f for f in self.pool[sm] if f.blk == s and f.off == 0 and f.state == 0]
         for f in forming:
             merged = merge_count_conflicts(male, f.slots, self.sw, True)[0] if self.enhanced else None
             if merged is not None:
                 f.slots = list(merged)
-                f.not_before = max(f.not_before, now + 1)
+                f.not_before = max(f.not_before, nb)
                 self.stats.merges += 1
                 return None
             joined = False
@@ -206,7 +207,7 @@ class DWFCore(FormationCore):
                     male[slot] = HOLE
                     joined = True
             if joined:
-                f.not_before = max(f.not_before, now + 1)
+                f.not_before = max(f.not_before, nb)
                 self.stats.merges += 1
             if all(t == HOLE for t in male):
                 return None

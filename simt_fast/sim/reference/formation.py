@@ -16,9 +16,9 @@ from __future__ import annotations
 import numpy as np
 
 from ...trace.validate import require_valid
-from ..config import SimConfig, check_config, cta_limit
-from ..program import latencies
+from ..config import SimConfig
 from ..stats import Stats
+from . import machine
 from .dispatch import RoundRobinDispatch
 from .memory import TraceMemory
 from .tables import ReferenceError_
@@ -61,29 +61,29 @@ def quarters_of(slots, simd_width, n_q):
 
 
 class FormationCore:
-    """Cycle-by-cycle engine; subclasses provide ``pick``, ``finish_block``, ``arrive_barrier``."""
+    """Cycle-by-cycle engine; subclasses provide ``pick``, ``finish_block``, ``arrive_barrier``.
+
+    ``finish_block(sm, w, now, nb)``: warp ``w`` issued the last instruction of its block at ``now``
+    (or was released from a barrier); the warps its threads go on in issue from cycle ``nb``."""
 
     def __init__(self, trace, config: SimConfig, events: list | None):
-        check_config(config)
+        machine.check(config)  # the reference's own reading of trace and config (reference/machine.py)
         require_valid(trace)
         self.cfg = config
         self.trace = trace
         self.events = events
         W = self.W = config.warp_size
         self.sw = config.simd_width
-        self.n_q = config.n_quarters
+        self.n_q = machine.quarters(config)
+        self.policy = machine.issue_policy(config)
         self.tpc = trace.threads_per_cta
         self.wpc = -(-self.tpc // W)
-        self.cta_lim = cta_limit(config, self.tpc)
+        self.cta_lim = machine.ctas_per_sm(config, self.tpc)
         self.block_start = [int(x) for x in trace.block_start]
-        self.succ = [[int(s) for s in trace.succ_idx[trace.succ_ptr[b]:trace.succ_ptr[b + 1]]]
-                     for b in range(trace.n_blocks)]
+        self.succ = machine.successors(trace)
         self.ipdom = [int(x) for x in trace.ipdom]
         self.has_bar = [bool(x) for x in trace.has_barrier]
-        self.op_class = [int(x) for x in trace.op_class]
-        self.dst = [int(x) for x in trace.dst_reg]
-        self.src = [[int(r) for r in row if r >= 0] for row in np.asarray(trace.src_reg).reshape(-1, 3)]
-        self.lat = [int(x) for x in latencies(config)]
+        self.op_class, self.dst, self.src, self.lat, self.resume = machine.instructions(trace, config)
         self.paths = [list(map(int, trace.thread_path(t))) for t in range(trace.n_threads)]
         self.exit = trace.n_blocks - 1
         self.stats = Stats(occupancy_hist=np.zeros(W + 1, np.int64), quarter_hist=np.zeros(self.n_q + 1, np.int64))
@@ -159,7 +159,7 @@ class FormationCore:
             self.events.append(dict(kind="issue", cycle=now, warp=w.id, pc=(w.blk, w.off), mask=w.mask(),
                                     checksum=slot_checksum(w.slots)))
         instr = self.block_start[w.blk] + w.off
-        latency = self.lat[self.op_class[instr]]
+        latency = self.lat[instr]
         if self.memory.is_access(instr):
             # the lanes are the slots: whatever threads this (regrouped) warp holds
             lanes = [t if t != HOLE else None for t in w.slots]
@@ -169,14 +169,15 @@ class FormationCore:
             for t in threads:
                 self.reg_ready[(t, self.dst[instr])] = now + latency
         s.cycles = max(s.cycles, now + max(latency, width))
-        w.not_before = now + 1
+        nb = now + self.resume[instr]  # its threads issue again from cycle nb (after a branch: lat_branch)
+        w.not_before = nb
         if w.off + 1 < self.block_start[w.blk + 1] - self.block_start[w.blk]:
             w.off += 1
             return width
         if self.has_bar[w.blk]:
             self.arrive_barrier(sm, w, now)
         else:
-            self.finish_block(sm, w, now)
+            self.finish_block(sm, w, now, nb)
         self.drain(sm, now)
         return width
 
@@ -188,7 +189,7 @@ class FormationCore:
                 w.state = 0
                 self.stats.barrier_wait_cycles += now - w.bar_t
                 w.not_before = now + 1
-                self.finish_block(sm, w, now)
+                self.finish_block(sm, w, now, now + 1)
 
     # ---- the cycle loop -----------------------------------------------------------------------
     def run(self) -> Stats:

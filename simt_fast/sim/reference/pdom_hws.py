@@ -10,14 +10,14 @@ IDs"). ``quarter_hist`` records the issued (squeezed) quarters.
 
 from __future__ import annotations
 
-from ..config import check_config
+from . import machine
 from .core import ReferenceCore
 from .hws import squeeze
 
 
 class PDOMHWSCore(ReferenceCore):
     def __init__(self, trace, config, events):
-        check_config(config)
+        machine.check(config)
         super().__init__(trace, config.replace(hws=False, hws_sync_sms=False, hws_squeeze=True), events)
         self.hws_cfg = config
         self.latencies_now: list = []

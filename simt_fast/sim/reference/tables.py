@@ -58,6 +58,7 @@ class Warp:
     st: list = field(default_factory=list)
     rt: list = field(default_factory=list)
     next_id: int = 0
+    not_before: int = 0  # sps, frontier: no unit issues before its last branch resolves
 
     def find_rt(self, rid: int) -> RTEntry:
         return next(e for e in self.rt if e.id == rid)

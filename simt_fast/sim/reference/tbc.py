@@ -102,7 +102,7 @@ class TBCCore(FormationCore):
         for i in range(c * self.wpc, (c + 1) * self.wpc):
             self.slots_of[sm][i] = None
 
-    def finish_block(self, sm, w, now):
+    def finish_block(self, sm, w, now, nb):
         b = w.blk
         nxt = self.step_threads(w)
         for t, n in nxt.items():
@@ -115,7 +115,7 @@ class TBCCore(FormationCore):
             w.state = 2  # TBC: wait for the whole entry at a potentially divergent branch
             if not w.threads():
                 self.slots_of[sm][w.slot] = None
-            self.resolve(cta, now)
+            self.resolve(cta, nb)
             return
         s = self.succ[b][0]
         if not w.threads():
@@ -123,23 +123,26 @@ class TBCCore(FormationCore):
         elif s == top.rpc:
             w.blk, w.off, w.state = s, 0, 3
         else:
-            w.blk, w.off, w.not_before = s, 0, now + 1
-        self.check_done(cta, now)
+            w.blk, w.off, w.not_before = s, 0, nb
+        self.check_done(cta, nb)
 
-    def check_done(self, cta, now):
+    def check_done(self, cta, nb):
+        """Pop the top entry once every warp is at its RPC (or empty); the next one issues from ``nb``."""
         warps = self.cta_warps(cta)
         if all(w.state == 3 or not w.threads() for w in warps):
             self.clear(cta)
             self.stacks[cta].pop()
-            self.activate(cta, now + 1)
+            self.activate(cta, nb)
 
-    def resolve(self, cta, now):
+    def resolve(self, cta, nb):
+        """The last warp of the top entry reached the branch: go on together or push one entry per
+        target; either way the entry's warps issue from ``nb`` (the branch resolved for all of them)."""
         warps = self.cta_warps(cta)
         if not all(w.state == 2 or not w.threads() for w in warps):
             return
         top = self.stacks[cta][-1]
         if not warps:  # every thread of the entry exited at this branch
-            self.check_done(cta, now)
+            self.check_done(cta, nb)
             return
         b = warps[0].blk
         threads = [t for w in warps for t in w.threads()]
@@ -157,8 +160,8 @@ class TBCCore(FormationCore):
                 if s == top.rpc:
                     w.blk, w.off, w.state = s, 0, 3
                 else:
-                    w.blk, w.off, w.state, w.not_before = s, 0, 0, now + 1
-            self.check_done(cta, now)
+                    w.blk, w.off, w.state, w.not_before = s, 0, 0, nb
+            self.check_done(cta, nb)
             return
         r = self.ipdom[b]
         if r == top.rpc:
@@ -181,7 +184,7 @@ class TBCCore(FormationCore):
                 stack.append(Entry(s, r, self.compact(g)))
         self.track(cta)
         self.clear(cta)
-        self.activate(cta, now + 1)
+        self.activate(cta, nb)
 
     def compact(self, threads):
         """Lane-aware compaction: the k-th thread (CTA order) with home slot s goes to warp k, slot s."""
@@ -202,7 +205,7 @@ class TBCCore(FormationCore):
         n_sched = self.cfg.n_schedulers
         ws = len(self.slots_of[sm])
         mine = [i for i in range(ws) if i % n_sched == k]
-        if self.cfg.effective_issue_policy == "gto":
+        if self.policy == "gto":
             last = self.last[sm][k]
             order = ([last] if last >= 0 else []) + sorted(
                 (i for i in mine if i != last and self.slots_of[sm][i] is not None),

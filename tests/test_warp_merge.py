@@ -4,29 +4,16 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import example, given, settings
+from hypothesis import example, given
 
-from hws_strategies import HOLE, to_mask, warp_pairs
-from simt_fast._jit import jit
-from simt_fast.sim import dwf, hws
-from simt_fast.sim.formation.dwf import en_dwf_merge
+from hws_strategies import HOLE, to_mask, warp_of, warp_pairs
+from hypothesis_budget import examples
+from simt_fast.sim import hws
+from simt_fast.sim import warp_merge  # the merge rules the formation kernel runs, and their public API
 from simt_fast.sim.reference import dwf as ref
 
 
-@jit
-def kernel_en_dwf_merge(male, f, mmask, fmask, wsl, W, sw):  # (kernel helpers have no Python entry)
-    return en_dwf_merge(male, f, mmask, fmask, wsl, W, sw)
-
-
-PROPS = settings(max_examples=150, deadline=None)
-
-
-def warp_of(threads, warp_size=32):
-    """Slots with each listed thread at its home slot (tid % warp_size), holes elsewhere."""
-    slots = [HOLE] * warp_size
-    for t in threads:
-        slots[t % warp_size] = t
-    return slots
+PROPS = examples(150)
 
 
 # Figure 4.5, as read from the text (warp size 32, SIMD width 8, rows = lanes).
@@ -46,8 +33,8 @@ def test_figure_4_5_dwf_fails_en_dwf_merges():
     20-23 can be assigned to other quarter-warps" in the text: Appendix B moves male threads
     only, so it is 52-55 that move.)
     """
-    assert dwf.merge(FIG_4_5_MALE, FIG_4_5_FEMALE, 8, enhanced=False) is None
-    merged, conflicts, moved = dwf.merge_count_conflicts(FIG_4_5_MALE, FIG_4_5_FEMALE, 8, enhanced=True)
+    assert warp_merge.merge(FIG_4_5_MALE, FIG_4_5_FEMALE, 8, enhanced=False) is None
+    merged, conflicts, moved = warp_merge.merge_count_conflicts(FIG_4_5_MALE, FIG_4_5_FEMALE, 8, enhanced=True)
     assert conflicts == 5 and moved == 5
     assert merged.tolist() == ([0, 1, 2, 59, 36, 37, 38, 39]
                                + list(range(8, 16))
@@ -55,9 +42,9 @@ def test_figure_4_5_dwf_fails_en_dwf_merges():
                                + [56, 57, 58, 27, 52, 53, 54, 55])
     assert merged[3] == 59  # "thread 59 is moved to the first quarter"
     # DWF reports the same conflicts, and refuses
-    assert dwf.merge_count_conflicts(FIG_4_5_MALE, FIG_4_5_FEMALE, 8, enhanced=False)[1:] == (5, 0)
-    assert dwf.can_merge(to_mask(FIG_4_5_MALE), to_mask(FIG_4_5_FEMALE), 32, 8, True)
-    assert not dwf.can_merge(to_mask(FIG_4_5_MALE), to_mask(FIG_4_5_FEMALE), 32, 8, False)
+    assert warp_merge.merge_count_conflicts(FIG_4_5_MALE, FIG_4_5_FEMALE, 8, enhanced=False)[1:] == (5, 0)
+    assert warp_merge.can_merge(to_mask(FIG_4_5_MALE), to_mask(FIG_4_5_FEMALE), 32, 8, True)
+    assert not warp_merge.can_merge(to_mask(FIG_4_5_MALE), to_mask(FIG_4_5_FEMALE), 32, 8, False)
 
 
 def test_figure_4_6_en_dwf_and_hws_squeeze_merge_downscale():
@@ -76,8 +63,8 @@ def test_figure_4_6_en_dwf_and_hws_squeeze_merge_downscale():
     male = hws.squeeze(warp_of(FIG_4_3_THREADS), 8)  # step 1
     assert male.tolist() == FIG_4_3_SQUEEZED
     female = warp_of([32, 33, 34, 35, 52, 53, 54, 55])
-    assert dwf.merge(male, female, 8, enhanced=False) is None
-    merged, conflicts, moved = dwf.merge_count_conflicts(male, female, 8, enhanced=True)  # steps 2-3
+    assert warp_merge.merge(male, female, 8, enhanced=False) is None
+    merged, conflicts, moved = warp_merge.merge_count_conflicts(male, female, 8, enhanced=True)  # steps 2-3
     assert (conflicts, moved) == (4, 4)
     assert merged.tolist() == ([32, 33, 34, 35, 28, 21, 6, 7]
                                + [8, 9, 10, 11, 12, 13, 30, 23]
@@ -85,10 +72,10 @@ def test_figure_4_6_en_dwf_and_hws_squeeze_merge_downscale():
                                + [HOLE] * 8)
     assert hws.quarter_mask(to_mask(merged.tolist()), 32, 8) == 0b0111  # step 4
     assert hws.warp_size_after_scaling(merged, 8) == 24
-    combined, squeezed, *counts = dwf.squeeze_and_merge(warp_of(FIG_4_3_THREADS), female, 8, enhanced=True)
+    combined, squeezed, *counts = warp_merge.squeeze_and_merge(warp_of(FIG_4_3_THREADS), female, 8, enhanced=True)
     assert combined.tolist() == merged.tolist() and squeezed.tolist() == FIG_4_3_SQUEEZED and counts == [4, 4]
     # without the squeeze the merge still succeeds but the merged warp keeps all four quarters
-    unsqueezed = dwf.merge(warp_of(FIG_4_3_THREADS), female, 8, enhanced=True)
+    unsqueezed = warp_merge.merge(warp_of(FIG_4_3_THREADS), female, 8, enhanced=True)
     assert unsqueezed is not None and hws.active_quarters(unsqueezed, 8) == 4
 
 
@@ -96,18 +83,18 @@ def test_merge_of_two_complementary_halves_forms_a_full_warp():
     """§3.6 / Figure 3.8: W0:A-B and W1:A-B use complementary lanes, so DWF forms one full warp."""
     w0_b = warp_of([t for t in range(32) if t % 8 < 4])
     w1_b = warp_of([32 + t for t in range(32) if t % 8 >= 4])
-    merged, conflicts, moved = dwf.merge_count_conflicts(w1_b, w0_b, 8, enhanced=False)
+    merged, conflicts, moved = warp_merge.merge_count_conflicts(w1_b, w0_b, 8, enhanced=False)
     assert (conflicts, moved) == (0, 0) and (merged >= 0).all()
-    assert dwf.merge(w1_b, w0_b, 8, enhanced=True).tolist() == merged.tolist()
+    assert warp_merge.merge(w1_b, w0_b, 8, enhanced=True).tolist() == merged.tolist()
 
 
 def test_en_dwf_fails_when_a_lane_overflows():
     """Lane 0 holds 3 female + 2 male threads > 4 quarters: no free position, merge refused."""
     female = warp_of([0, 8, 16])
     male = warp_of([32, 56])  # slots 0 and 24: slot 0 conflicts, lane 0 has no free quarter
-    merged, conflicts, moved = dwf.merge_count_conflicts(male, female, 8, enhanced=True)
+    merged, conflicts, moved = warp_merge.merge_count_conflicts(male, female, 8, enhanced=True)
     assert merged is None and conflicts == 1 and moved == 0
-    assert not dwf.can_merge(to_mask(male), to_mask(female), 32, 8, True)
+    assert not warp_merge.can_merge(to_mask(male), to_mask(female), 32, 8, True)
 
 
 @pytest.mark.parametrize("male, female, match", [
@@ -118,7 +105,7 @@ def test_en_dwf_fails_when_a_lane_overflows():
 ])
 def test_bad_pairs_are_named(male, female, match):
     with pytest.raises(ValueError, match=match):
-        dwf.merge(male, female, 8, enhanced=True)
+        warp_merge.merge(male, female, 8, enhanced=True)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -126,10 +113,14 @@ def test_bad_pairs_are_named(male, female, match):
 # ---------------------------------------------------------------------------------------------
 @PROPS
 @given(warp_pairs())
+# two conflicts in one lane (lane 0, quarters 0 and 1), two holes for them (quarters 2 and 3)
+@example((warp_of([32, 40]), warp_of([0, 8]), 8))
 def test_merge_numba_matches_reference(pair):
+    """The merge the formation kernel runs (`warp_merge.merge_into`, here through the public function)
+    gives the reference's merged warp and counts, or refuses exactly when it does."""
     male, female, simd = pair
     for enhanced in (False, True):
-        got, conflicts, moved = dwf.merge_count_conflicts(male, female, simd, enhanced)
+        got, conflicts, moved = warp_merge.merge_count_conflicts(male, female, simd, enhanced)
         exp, exp_conflicts, exp_moved = ref.merge_count_conflicts(male, female, simd, enhanced)
         assert (None if got is None else got.tolist()) == exp
         assert (conflicts, moved) == (exp_conflicts, exp_moved)
@@ -137,34 +128,10 @@ def test_merge_numba_matches_reference(pair):
 
 @PROPS
 @given(warp_pairs())
-# two conflicts in one lane (lane 0, quarters 0 and 1), two holes for them (quarters 2 and 3)
-@example((warp_of([32, 40]), warp_of([0, 8]), 8))
-def test_formation_kernel_merge_matches_reference(pair):
-    """The timing kernel's own en-DWF merge (from slot masks, conflicts paired with their lane's holes
-    in quarter order) gives the reference's result, or refuses exactly when it does."""
-
-    male, female, simd = pair
-    if simd >= len(male):
-        return  # one quarter: the kernel runs DWF there (no other position in a lane)
-    m = np.asarray(male, np.int64)
-    merged = np.asarray(female, np.int64).copy()
-    def bits(slots):  # the kernel's occupied-slot mask: int64, slot 63 is the sign bit
-        return np.array([to_mask(slots)], np.uint64).view(np.int64)[0]
-
-    ok = kernel_en_dwf_merge(m, 0, bits(male), bits(female), merged.reshape(1, -1), len(male), simd)
-    exp, _, _ = ref.merge_count_conflicts(male, female, simd, True)
-    if exp is None:
-        assert not ok and merged.tolist() == list(female)  # refused: the forming warp is untouched
-    else:
-        assert ok and merged.tolist() == exp
-
-
-@PROPS
-@given(warp_pairs())
 def test_en_dwf_succeeds_whenever_dwf_does_and_agrees_with_it(pair):
     male, female, simd = pair
-    plain = dwf.merge(male, female, simd, enhanced=False)
-    enhanced = dwf.merge(male, female, simd, enhanced=True)
+    plain = warp_merge.merge(male, female, simd, enhanced=False)
+    enhanced = warp_merge.merge(male, female, simd, enhanced=True)
     if plain is not None:
         assert enhanced is not None and enhanced.tolist() == plain.tolist()  # no conflict, no move
 
@@ -177,12 +144,12 @@ def test_merge_success_conditions(pair):
     m, f = np.array(male) != HOLE, np.array(female) != HOLE
     n_quarters = len(male) // simd
     lane_load = (m.reshape(-1, simd).sum(0) + f.reshape(-1, simd).sum(0))
-    assert (dwf.merge(male, female, simd, False) is not None) == (not (m & f).any())
-    assert (dwf.merge(male, female, simd, True) is not None) == bool((lane_load <= n_quarters).all())
+    assert (warp_merge.merge(male, female, simd, False) is not None) == (not (m & f).any())
+    assert (warp_merge.merge(male, female, simd, True) is not None) == bool((lane_load <= n_quarters).all())
     for enhanced in (False, True):
-        assert dwf.can_merge(to_mask(male), to_mask(female), len(male), simd, enhanced) == (
-            dwf.merge(male, female, simd, enhanced) is not None)
-    assert dwf.merge_count_conflicts(male, female, simd, True)[1] == int((m & f).sum())
+        assert warp_merge.can_merge(to_mask(male), to_mask(female), len(male), simd, enhanced) == (
+            warp_merge.merge(male, female, simd, enhanced) is not None)
+    assert warp_merge.merge_count_conflicts(male, female, simd, True)[1] == int((m & f).sum())
 
 
 @PROPS
@@ -190,7 +157,7 @@ def test_merge_success_conditions(pair):
 def test_merged_warp_is_the_union_with_every_thread_in_its_lane(pair):
     male, female, simd = pair
     for enhanced in (False, True):
-        merged = dwf.merge(male, female, simd, enhanced)
+        merged = warp_merge.merge(male, female, simd, enhanced)
         if merged is None:
             continue
         threads = [t for t in merged.tolist() if t != HOLE]
@@ -200,14 +167,14 @@ def test_merged_warp_is_the_union_with_every_thread_in_its_lane(pair):
         assert all(merged[s] == t for s, t in enumerate(female) if t != HOLE)
 
 
-@settings(max_examples=50, deadline=None)
+@examples(50)
 @given(warp_pairs())
 def test_batch_equals_one_by_one(pair):
     male, female, simd = pair
     rows_m = [male, female, male]
     rows_f = [female, [HOLE] * len(male), [HOLE] * len(male)]
     for enhanced in (False, True):
-        out, ok, conflicts, moved = dwf.merge_batch(rows_m, rows_f, simd, enhanced)
+        out, ok, conflicts, moved = warp_merge.merge_batch(rows_m, rows_f, simd, enhanced)
         for w in range(3):
             exp, exp_conflicts, exp_moved = ref.merge_count_conflicts(rows_m[w], rows_f[w], simd, enhanced)
             assert ok[w] == (exp is not None)
@@ -220,7 +187,7 @@ def test_batch_equals_one_by_one(pair):
 def test_squeeze_and_merge_is_squeeze_then_merge(pair):
     male, female, simd = pair
     for enhanced in (False, True):
-        merged, squeezed, conflicts, moved = dwf.squeeze_and_merge(male, female, simd, enhanced)
+        merged, squeezed, conflicts, moved = warp_merge.squeeze_and_merge(male, female, simd, enhanced)
         exp_squeezed = hws.squeeze(male, simd)
         exp, exp_conflicts, exp_moved = ref.merge_count_conflicts(exp_squeezed.tolist(), female, simd, enhanced)
         assert squeezed.tolist() == exp_squeezed.tolist()
