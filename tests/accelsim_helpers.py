@@ -225,9 +225,11 @@ def _generic(space, address) -> int:
 
 
 def format_lines(program: list, run: WarpRun, rng: random.Random, lineinfo: bool, imm: bool,
-                 drop_empty: bool = False) -> list:
+                 drop_empty: bool = False, stated_targets: bool = False) -> list:
     """The tracer's lines of a warp run; ``drop_empty``: as a tracer that omits lines no thread's
-    guard was true on (which leaves some jumps to land where the lines do not carry a thread)."""
+    guard was true on (which leaves some jumps to land where the lines do not carry a thread);
+    ``stated_targets``: a BRA's immediate is its target PC, as the NVBit tracer writes it (else every
+    immediate is a small random number)."""
     out = []
     for pc, mask, addrs in run.lines:
         ins = program[pc]
@@ -238,7 +240,10 @@ def format_lines(program: list, run: WarpRun, rng: random.Random, lineinfo: bool
         mem = None
         if ins.mem:
             mem = _encode(4, [addrs[t] for t in sorted(addrs)], mask, rng)
-        out.append(line(pc * 16, mask, ins.opcode, dst, src, mem, imm=rng.randint(-5, 5) if imm else None,
+        value = rng.randint(-5, 5)
+        if stated_targets and ins.opcode.startswith("BRA"):
+            value = 16 * ins.target
+        out.append(line(pc * 16, mask, ins.opcode, dst, src, mem, imm=value if imm else None,
                         lineno=rng.randint(1, 900) if lineinfo else None))
     return out
 
@@ -266,13 +271,17 @@ class MachineTrace:
     on: list  # per thread: the PCs of the lines with it in the mask
 
 
-def machine_trace(seed, mode: str, guarded_targets: bool, drop_empty: bool = False) -> MachineTrace:
+def machine_trace(seed, mode: str, guarded_targets: bool, drop_empty: bool = False,
+                  stated_targets: bool = False) -> MachineTrace:
     """A random program (1-70 threads, 1-2 CTAs, tracer versions 3-5, line numbers or not) run by
-    the SIMT machine, printed as the tracer would (``drop_empty``: see :func:`format_lines`)."""
+    the SIMT machine, printed as the tracer would (``drop_empty``, ``stated_targets``: see
+    :func:`format_lines`; ``stated_targets`` writes tracer version 4 or 5, which have immediates)."""
     rng = random.Random(seed)
     program = random_program(rng, barrier=rng.random() < 0.3, guarded_targets=guarded_targets)
     n_threads, n_ctas = rng.randint(1, 70), rng.randint(1, 2)
     lineinfo, version = rng.random() < 0.3, rng.choice([3, 4, 5])
+    if stated_targets:
+        version = max(version, 4)
     out = MachineTrace("", [], [], [])
     ctas = {}
     for cta in range(n_ctas):
@@ -280,7 +289,8 @@ def machine_trace(seed, mode: str, guarded_targets: bool, drop_empty: bool = Fal
         for w in range(-(-n_threads // 32)):
             lanes = min(32, n_threads - 32 * w)
             run = run_warp(program, lanes, seed, cta * n_threads + 32 * w, mode, rng)
-            warps.append(format_lines(program, run, rng, lineinfo and version >= 4, version >= 4, drop_empty))
+            warps.append(format_lines(program, run, rng, lineinfo and version >= 4, version >= 4, drop_empty,
+                                      stated_targets))
             out.pcs += [[16 * p for p in run.pcs[t]] for t in range(lanes)]
             out.mem += [run.mem[t] for t in range(lanes)]
             out.on += [[16 * pc for pc, mask, _ in run.lines if mask >> t & 1] for t in range(lanes)]

@@ -279,9 +279,9 @@ def test_xz_file_imports_to_the_same_trace(tmp_path):
 # ---------------------------------------------------------------------------------------------
 
 
-def _machine_trace(seed, mode, guarded_targets, tmp):
+def _machine_trace(seed, mode, guarded_targets, tmp, stated_targets=False):
     """A random program run by the SIMT machine, printed as the tracer would, and imported."""
-    m = ah.machine_trace(seed, mode, guarded_targets)
+    m = ah.machine_trace(seed, mode, guarded_targets, stated_targets=stated_targets)
     return load_text(tmp, m.text), m.pcs, m.mem, m.on
 
 
@@ -312,6 +312,17 @@ def test_guarded_branch_targets_lose_only_predicated_off_steps(tmp_path_factory,
     for tid in range(t.n_threads):
         got = thread_pcs(t, tid)
         assert _is_subsequence(got, truth_pcs[tid]) and _is_subsequence(truth_on[tid], got), tid
+
+
+@examples(30)
+@given(seed=st.integers(0, 2**32 - 1), mode=st.sampled_from(["merge", "split"]))
+def test_stated_branch_targets_make_guarded_targets_exact(tmp_path_factory, seed, mode):
+    """The same guarded targets with each BRA line's immediate its target (tracer versions 4 and
+    5): every path and /mem entry is exact again."""
+    t, truth_pcs, truth_mem, _ = _machine_trace(seed, mode, True, tmp_path_factory.mktemp("as"), stated_targets=True)
+    for tid in range(t.n_threads):
+        assert thread_pcs(t, tid) == truth_pcs[tid], tid
+        assert mem_of(t, tid) == truth_mem[tid], tid
 
 
 # ---------------------------------------------------------------------------------------------

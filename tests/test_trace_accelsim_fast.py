@@ -80,11 +80,13 @@ def respell(text: str, rng: random.Random) -> str:
 
 @settings(max_examples=50, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), mode=st.sampled_from(["merge", "split"]), guarded=st.booleans(),
-       drop_empty=st.booleans(), spelled=st.booleans(), chunk=st.sampled_from([None, 7, 64, 300]), xz=st.booleans())
-def test_machine_traces_import_alike(tmp_path_factory, seed, mode, guarded, drop_empty, spelled, chunk, xz):
+       drop_empty=st.booleans(), stated=st.booleans(), spelled=st.booleans(),
+       chunk=st.sampled_from([None, 7, 64, 300]), xz=st.booleans())
+def test_machine_traces_import_alike(tmp_path_factory, seed, mode, guarded, drop_empty, stated, spelled, chunk, xz):
     """``drop_empty``: lines no guard was true on left out, as a tracer might; the recovery then
-    meets jumps the lines do not carry (rule 3's direct landings), or traces no paths explain."""
-    text = ah.machine_trace(seed, mode, guarded, drop_empty).text
+    meets jumps the lines do not carry (rule 3's direct landings), or traces no paths explain.
+    ``stated``: BRA lines name their targets (immediates), which the recovery takes."""
+    text = ah.machine_trace(seed, mode, guarded, drop_empty, stated).text
     if spelled:
         text = respell(text, random.Random(seed))
     path = ah.write(tmp_path_factory.mktemp("as") / ("k.traceg.xz" if xz else "k.traceg"), text)
@@ -246,6 +248,63 @@ def test_a_jump_the_lines_do_not_carry_lands_directly(tmp_path):
     # executed with a false guard: the BRA by lanes 16-31; every other instruction ran in its mask
     assert trace.attrs["predicated_off_thread_insts"] == 16
 
+
+
+def _landing_on_a_guarded_branch(bra_imm, version=4) -> str:
+    """@P BRA 0x30 (lanes 0-15 jump) lands on @Q BRA 0x50, which lanes 16-31 take and lanes 0-15
+    pass with Q false (the warp reconverged at 0x30 runs it once, mask 0xFFFF0000): lanes 0-15 are
+    next seen at 0x40. ``bra_imm``: the immediate of the line at 0x10 (tracer 3: no immediates)."""
+    full = 0xFFFFFFFF
+
+    def imm(value):
+        return value if version >= 4 else None
+
+    warp = [line(0x00, full, "S2R", ["R0"], [], imm=imm(0)), line(0x10, 0x0000FFFF, "BRA", [], [], imm=imm(bra_imm)),
+            line(0x20, 0xFFFF0000, "NOP", [], [], imm=imm(0)), line(0x30, 0xFFFF0000, "BRA", [], [], imm=imm(0x50)),
+            line(0x40, 0x0000FFFF, "NOP", [], [], imm=imm(0)), line(0x50, full, "EXIT", [], [], imm=imm(0))]
+    return ah.trace_text({(0, 0, 0): [warp]}, version=version)
+
+
+def _steps(trace, threads) -> list:
+    pcs = [int(x[2:x.index("*/")], 16) for x in trace.text]
+    return [[pc for b in trace.thread_path(i) for pc in pcs[trace.block_start[b]:trace.block_start[b + 1]]]
+            for i in threads]
+
+
+@pytest.mark.parametrize("bra_imm, version, exact", [
+    (0x30, 4, True),  # the target stated (tracer 4+): lanes 0-15 pass 0x30 with a false guard
+    (0x30, 3, False),  # tracer 3 writes no immediate: the target is inferred
+    (0, 4, False),  # 0: no target stated (traces that write none write 0)
+    (0x38, 4, False),  # not an executed PC: inferred
+    (0x20, 4, True),  # a wrong target the lines agree with is taken: 0x20 passed with a false guard
+])
+def test_a_branch_target_stated_by_the_immediate(tmp_path, bra_imm, version, exact):
+    """By hand: where the jump to 0x30 went only the immediate says; without one, lanes 0-15 are
+    taken to land at 0x40 (their next true-guard line), losing the predicated-off BRA at 0x30."""
+    path = ah.write(tmp_path / "k.traceg", _landing_on_a_guarded_branch(bra_imm, version))
+    assert assert_same(path)[0] == "trace"
+    trace = accelsim.load(path)
+    lane0, lane16 = _steps(trace, (0, 16))
+    assert lane16 == [0x00, 0x10, 0x20, 0x30, 0x50]
+    if exact:
+        jump = [0x20, 0x30] if bra_imm == 0x20 else [0x30]
+        assert lane0 == [0x00, 0x10, *jump, 0x40, 0x50]
+        # false guards: the BRA at 0x10 (lanes 16-31), the BRA at 0x30 (lanes 0-15), 0x20 if passed
+        assert trace.attrs["predicated_off_thread_insts"] == 32 + 16 * (bra_imm == 0x20)
+    else:
+        assert lane0 == [0x00, 0x10, 0x40, 0x50]
+        assert trace.attrs["predicated_off_thread_insts"] == 16
+
+
+def test_a_stated_target_the_lines_contradict_falls_back_to_inference(tmp_path):
+    """A backward target stated for a jump whose threads are next seen ahead: no paths explain the
+    lines with it, so the targets are inferred, by both importers alike."""
+    full = 0xFFFFFFFF
+    warp = [line(0x00, full, "S2R", ["R0"], [], imm=0), line(0x10, full, "NOP", [], [], imm=0),
+            line(0x20, full, "BRA", [], [], imm=0x10), line(0x40, full, "EXIT", [], [], imm=0)]
+    path = ah.write(tmp_path / "k.traceg", ah.trace_text({(0, 0, 0): [warp]}))
+    assert assert_same(path)[0] == "trace"
+    assert _steps(accelsim.load(path), (0,)) == [[0x00, 0x10, 0x20, 0x40]]
 
 _TWO_WARPS = ah.trace_text({(0, 0, 0): [[line(0x00, 0xFFFFFFFF, "EXIT", [], [])], [line(0x00, 0xF, "EXIT", [], [])]],
                             (1, 0, 0): [[line(0x00, 0xFFFFFFFF, "EXIT", [], [])], [line(0x00, 0xF, "EXIT", [], [])]]},

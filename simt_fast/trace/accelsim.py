@@ -174,18 +174,55 @@ def _geometry(kern: RecoveredKernel) -> tuple:
     return h.warps_per_cta, h.threads_per_cta
 
 
+def stated_targets(kern: RecoveredKernel) -> np.ndarray:
+    """Per PC index, the PC index a branch's line names as its target, ``n_pcs`` where it names none.
+    Tracer versions 4 and later write an instruction's immediate operand as the line's last field, and
+    a BRA's immediate is its target; taken for a branch that can encode one (``sass.encodes_target``)
+    when it is an executed PC other than 0 (the entry: traces that write no target write 0)."""
+    n = kern.n_pcs
+    out = np.full(n, n, np.int64)
+    if kern.scanned.header.tracer_version < 4:
+        return out
+    for i, ins in enumerate(kern.instrs):
+        if ins.imm and kern.flow[i] != sass.FLOW_NONE and sass.encodes_target(ins.opcode):
+            j = int(np.searchsorted(kern.pcs, ins.imm))
+            if j < n and kern.pcs[j] == ins.imm:
+                out[i] = j
+    return out
+
+
+def branch_rules(kern: RecoveredKernel, inferred: np.ndarray) -> list:
+    """(flow, direct-branch target, always jumps) per PC index to recover the paths with, in order of
+    preference: first every branch whose line states a target is direct with that target (a register
+    it reads is then its guard, as in simt-fast's exports) and every thread of its mask jumps there
+    (``sass.jumps_in_mask``), the others as classified with the inferred targets (rule 2); then all as
+    classified with the inferred targets (when no line states a target, or the lines contradict the
+    stated ones)."""
+    stated = stated_targets(kern)
+    given = stated < kern.n_pcs
+    never = np.zeros(kern.n_pcs, np.bool_)
+    if not given.any():
+        return [(kern.flow, inferred, never)]
+    always = given & np.array([sass.jumps_in_mask(ins.opcode) for ins in kern.instrs], np.bool_)
+    return [(np.where(given, sass.FLOW_DIRECT, kern.flow), np.where(given, stated, inferred), always),
+            (kern.flow, inferred, never)]
+
+
 def recover(k: ScannedKernel) -> RecoveredKernel:
     """Every thread's path (rules 1-3 of docs/trace.md, compiled) and the CFG; a trace no paths
     explain is a TraceError naming the file, line, thread and warp."""
     kern = prepare(k)
-    target = np.full(kern.n_pcs, kern.n_pcs, np.int64)
-    paths.direct_targets(k.row_flags, k.slots, k.masks, k.warp_info, kern.pc_of_slot, kern.flow, target)
-    kern.target = target
-    err = np.zeros(5, np.int64)
+    inferred = np.full(kern.n_pcs, kern.n_pcs, np.int64)
+    paths.direct_targets(k.row_flags, k.slots, k.masks, k.warp_info, kern.pc_of_slot, kern.flow, inferred)
     groups = np.empty(k.n_lines, np.uint32)  # pages never written cost no memory
-    n_groups, codes, kern.thread_insts, kern.empty_lines, kern.addressless = paths.recover_warps(
-        file_order(k), k.row_flags, k.slots, k.masks, k.warp_info, *_geometry(kern), kern.entry, kern.pc_of_slot,
-        kern.flow, target, kern.is_mem, kern.n_pcs, groups, err)
+    for flow, target, always in branch_rules(kern, inferred):
+        kern.target = target
+        err = np.zeros(5, np.int64)
+        n_groups, codes, kern.thread_insts, kern.empty_lines, kern.addressless = paths.recover_warps(
+            file_order(k), k.row_flags, k.slots, k.masks, k.warp_info, *_geometry(kern), kern.entry,
+            kern.pc_of_slot, flow, target, always, kern.is_mem, kern.n_pcs, groups, err)
+        if not err[paths.ERR_CODE]:
+            break
     groups.resize(n_groups, refcheck=False)  # in place: the unused tail is given back
     kern.groups = groups
     if err[paths.ERR_CODE]:

@@ -221,10 +221,11 @@ def _branch_lanes(pcs, lmasks, n, flow):
 
 
 @helper
-def _moves(pcs, lmasks, n, flow, target, next_pc, move_first, move_count, move_dest, move_bits):
+def _moves(pcs, lmasks, n, flow, target, always, next_pc, move_first, move_count, move_dest, move_bits):
     """Rule 2 for every branch line of the warp: where the lanes of its mask go, as entries
     (destination PC index, lanes) at ``move_first[i]``, ``move_count[i]`` of them; one entry with
-    destination -1 and the lowest such lane when a lane never shows up in a later mask."""
+    destination -1 and the lowest such lane when a lane never shows up in a later mask.
+    ``always[p]``: the direct branch at ``p`` jumps for every lane of its mask (its target stated)."""
     for lane in range(LANES):
         next_pc[lane] = -1
     used = 0
@@ -247,8 +248,9 @@ def _moves(pcs, lmasks, n, flow, target, next_pc, move_first, move_count, move_d
                     continue
                 dest = land
                 # a direct branch lands at its target; a later landing was predicated off on the way;
-                # landing on the next instruction means not taken (BRA.DIV on a converged warp)
-                if f == FLOW_DIRECT and target[p] <= land and land != p + 1:
+                # landing on the next instruction means not taken (BRA.DIV on a converged warp), unless
+                # the branch always jumps (then the lane went round to it predicated off)
+                if f == FLOW_DIRECT and target[p] <= land and (land != p + 1 or always[p]):
                     dest = target[p]
                 k = start
                 while k < used and move_dest[k] != dest:
@@ -370,8 +372,8 @@ def _recover_warp(pcs, lmasks, n, lanes, entry, flow, groups, move_first, move_c
 
 
 @jit
-def recover_warps(order, row_flags, slots, masks, warp_info, wpc, tpc, entry, pc_of_slot, flow, target, is_mem, n_pcs,
-                  group_stream, err):
+def recover_warps(order, row_flags, slots, masks, warp_info, wpc, tpc, entry, pc_of_slot, flow, target, always, is_mem,
+                  n_pcs, group_stream, err):
     """Recover every warp, in the order of the keys ``order`` (the file's); the totals and the CFG's
     steps. The groups are kept as the masks are (accelsim_text, *The store*): a changed one goes to
     ``group_stream`` (room for one per line) and its line's flags get NEW_GROUP; ``warp_info``'s
@@ -399,7 +401,7 @@ def recover_warps(order, row_flags, slots, masks, warp_info, wpc, tpc, entry, pc
         if need > len(move_dest):
             move_dest = np.zeros(2 * need, np.int64)
             move_bits = np.zeros(2 * need, np.int64)
-        _moves(pcs, lmasks, n, flow, target, next_pc, move_first, move_count, move_dest, move_bits)
+        _moves(pcs, lmasks, n, flow, target, always, next_pc, move_first, move_count, move_dest, move_bits)
         if not _recover_warp(pcs, lmasks, n, lanes, entry, flow, groups, move_first, move_count, move_dest, move_bits,
                              at_pc, at_bits, err):
             err[ERR_KEY] = key

@@ -134,18 +134,19 @@ def lowest_direct_landings(pc: np.ndarray, mask: np.ndarray, flow: np.ndarray, t
 
 
 
-def recover_groups(pc: np.ndarray, mask: np.ndarray, flow: np.ndarray, target: np.ndarray,
+def recover_groups(pc: np.ndarray, mask: np.ndarray, flow: np.ndarray, target: np.ndarray, always: np.ndarray,
                    lanes: int, entry: int) -> np.ndarray:
     """The group (uint32 lane mask of the threads that executed it) of every line of one warp.
 
     ``pc``: int64 PC index per line; ``mask``: the lines' masks; ``flow``: FLOW_* per PC index;
-    ``target``: direct-branch targets per PC index (``len(target)`` = unknown); ``lanes``: the
-    warp's threads as a lane mask; ``entry``: the PC index every thread starts at.
+    ``target``: direct-branch targets per PC index (``len(target)`` = unknown); ``always``: per PC
+    index, the direct branch there jumps for every thread of its mask; ``lanes``: the warp's threads
+    as a lane mask; ``entry``: the PC index every thread starts at.
     """
     pcs = pc.tolist()
     masks = mask.tolist()
     flows = flow.tolist()
-    jumps = _jumps(pc, mask, flow, target)
+    jumps = _jumps(pc, mask, flow, target, always)
     groups: list = []
     at = {entry: lanes}  # current PC index -> lanes there (n_pcs: fell past the last PC)
     for i, p in enumerate(pcs):
@@ -178,7 +179,7 @@ def recover_groups(pc: np.ndarray, mask: np.ndarray, flow: np.ndarray, target: n
     return np.array(groups, np.uint32)
 
 
-def _jumps(pc: np.ndarray, mask: np.ndarray, flow: np.ndarray, target: np.ndarray) -> dict:
+def _jumps(pc: np.ndarray, mask: np.ndarray, flow: np.ndarray, target: np.ndarray, always: np.ndarray) -> dict:
     """Rule 2 for every branch line: line -> [(destination PC index, lanes)] for the lanes in its
     mask (or the PathError of a lane that never shows up again)."""
     rows, land = landings(pc, mask, (flow[pc] == FLOW_DIRECT) | (flow[pc] == FLOW_INDIRECT))
@@ -187,8 +188,9 @@ def _jumps(pc: np.ndarray, mask: np.ndarray, flow: np.ndarray, target: np.ndarra
     b = pc[rows]
     t_direct = np.where(flow[b] == FLOW_DIRECT, target[b], len(flow))[:, None]
     nxt = (b + 1)[:, None]
-    # landing on the next instruction: not taken (BRA.DIV on a converged warp), nothing skipped
-    dest = np.where((t_direct <= land) & (land != nxt), t_direct, land)
+    # landing on the next instruction: not taken (BRA.DIV on a converged warp), nothing skipped; a
+    # branch that always jumps went round to it
+    dest = np.where((t_direct <= land) & ((land != nxt) | always[b][:, None]), t_direct, land)
     in_mask = in_mask_matrix(mask[rows])
     lost = in_mask & (land < 0)
     lowest = np.where(in_mask, dest, np.iinfo(np.int64).max).min(axis=1)
@@ -312,19 +314,24 @@ def load(path) -> Trace:
     kern = accelsim.prepare(k)
     order = accelsim.file_order(k).tolist()
     lines = {key: warp_lines(kern, key) for key in order}
-    target = np.full(kern.n_pcs, kern.n_pcs, np.int64)
+    inferred = np.full(kern.n_pcs, kern.n_pcs, np.int64)
     for w in lines.values():
-        lowest_direct_landings(w.pc, w.mask, kern.flow, target)
-    kern.target = target
+        lowest_direct_landings(w.pc, w.mask, kern.flow, inferred)
     tpc = k.header.threads_per_cta
-    groups, codes = {}, []
-    for key, w in lines.items():
-        n_lanes = min(WARP, tpc - (key % k.header.warps_per_cta) * WARP)
-        try:
-            groups[key] = recover_groups(w.pc, w.mask, kern.flow, target, (1 << n_lanes) - 1, kern.entry)
-        except PathError as e:
-            raise accelsim.path_error(k, key, e) from None
-        codes.append(transitions(w.pc, groups[key], kern.n_pcs))
+    for flow, target, always in accelsim.branch_rules(kern, inferred):  # the stated targets first, if any
+        kern.target, groups, codes, failed = target, {}, [], None
+        for key, w in lines.items():
+            n_lanes = min(WARP, tpc - (key % k.header.warps_per_cta) * WARP)
+            try:
+                groups[key] = recover_groups(w.pc, w.mask, flow, target, always, (1 << n_lanes) - 1, kern.entry)
+            except PathError as e:
+                failed = (key, e)
+                break
+            codes.append(transitions(w.pc, groups[key], kern.n_pcs))
+        if failed is None:
+            break
+    if failed is not None:
+        raise accelsim.path_error(k, *failed) from None
     kern.thread_insts = sum(int(np.bitwise_count(g).sum()) for g in groups.values())
     kern.empty_lines = sum(int((g == 0).sum()) for g in groups.values())
     kern.addressless = sum(int((kern.is_mem[w.pc] & ~w.has_addr).sum()) for w in lines.values())

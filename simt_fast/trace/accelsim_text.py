@@ -109,6 +109,7 @@ class Instruction:
     static_tokens: list  # n_dst ... srcs: compared with later lines at this PC
     mem_width: int  # the trace's mem-width field (0: no address list)
     line: int  # first line at this PC
+    imm: Optional[int] = None  # the immediate field of the first line at this PC (None: the line has none)
 
     @property
     def text(self) -> str:
@@ -304,9 +305,11 @@ class _LineParser:
                                    f"at most one (the immediate) may")
         if len(tokens) - k == 1:
             try:
-                int(tokens[k], 10)
+                imm = int(tokens[k], 10)
             except ValueError:
                 raise self.bad(number, f"the last field '{tokens[k]}' is not an immediate value (a decimal integer)") from None
+            if ins.line == number:  # a direct branch's target (accelsim.stated_targets)
+                ins.imm = imm
         return addrs
 
     def _registers(self, number: int, tokens: list, k: int, role: str) -> tuple:
