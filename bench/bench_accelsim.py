@@ -306,7 +306,9 @@ def main():
 # sweep's cache), exported with `accelsim.export`, run by Accel-Sim on its V100 config and by
 # simt-fast on `modern` under `sps` with Accel-Sim's kernel launch latency, read from that config.
 # Trace files (.h5) and Accel-Sim trace directories given on the command line join the table (a
-# directory's kernels are imported for simt-fast, one row per kernel).
+# directory's kernels are imported for simt-fast, one row per kernel). After the cycles table, the
+# speed table (`speed_rows_of`): a user's first answer and every --mechanisms against Accel-Sim's
+# wall seconds of the same run.
 # ---------------------------------------------------------------------------------------------
 
 HOW_TO_BUILD = """side by side with Accel-Sim needs --accelsim PATH, the install directory of an Accel-Sim built from source:
