@@ -1,18 +1,34 @@
-"""Accel-Sim import throughput, and simt-fast side by side with Accel-Sim.
+"""Accel-Sim traces: import speed, simulate speed, and simt-fast side by side with Accel-Sim.
 
-    python bench/bench_accelsim.py [--ctas 300] [--repeat 2]
-    python bench/bench_accelsim.py --accelsim PATH [--size tiny] [--workloads a,b] [TRACE.h5|TRACE_DIR ...]
+    python bench/bench_accelsim.py [--ctas 300] [--repeat 3] [--trace FILE ...] [--mechanisms sps,mp-oer,dwf]
+                                   [--config modern] [--reference-ctas 10] [--big-gb 2]
+    python bench/bench_accelsim.py --accelsim PATH [--size tiny] [--workloads a,b] [--mechanisms sps,mp-oer,dwf]
+                                   [TRACE.h5|TRACE_DIR ...]
     python bench/bench_accelsim.py --accelsim PATH --accelsim-results EARLIER.json ...  # Accel-Sim not re-run
 
 The second form (below, *Side by side with Accel-Sim*) needs Accel-Sim built from source
 (../shared/tools/build_accelsim.sh); without ``--accelsim`` the script says how to build it and
-exits 2 after the import benchmark. The first form:
+exits 2 after the import benchmark. Both print the speed table (``print_speed_table``): per trace,
+the import seconds, the simulate seconds of each mechanism and, with ``--accelsim``, Accel-Sim's
+wall seconds with the ratios. The first form:
 
-Writes a synthetic kernel trace (CTAs of 8 warps running a loop of a global load, an FMA, a shared
-store, a compare and a back branch, 1..40 iterations per thread) as `.traceg` and `.traceg.xz`,
-checks that the import's thread_insts equal what the generator wrote, then times, side by side:
-reading + decompressing + splitting every line (the least any text reader does) and the full
-import to HDF5 (parse, path recovery, CFG, /mem, write). The ratio is the number to compare.
+The synthetic kernel trace: CTAs of 8 warps running a loop of a global load, an FMA, a shared store, a
+compare and a back branch, 1..40 iterations per thread (the import's thread_insts are checked against
+the generator). ``--trace`` adds real trace files. Per trace, side by side in one run:
+
+* reading the text: every byte read (and decompressed), newlines counted — what ``wc -l`` does, the
+  least any importer does; the import (``accelsim.convert``: scan, path recovery, CFG, /mem, HDF5
+  write) as MB of text per second and as a multiple of that (CPU seconds of this process, least of
+  ``--repeat``: on a shared machine they move far less than wall seconds);
+* the simulate seconds of each mechanism on the imported trace (warm: best of ``--repeat``), and the
+  import as a multiple of each;
+* on a smaller trace (``--reference-ctas``), the plain-Python reference importer
+  (``accelsim_reference.load``) against the compiled one (``accelsim.load``).
+
+``--big-gb G`` writes a synthetic trace of at least G GB of text as ``.traceg.xz`` under /tmp
+(thread blocks repeating a few variants, as replicated NVBit traces do), imports it in a fresh
+process, prints its time, its peak RSS next to the text's size and to a process that only loads
+the importer, and deletes the files. ``--big-gb 0`` skips it.
 """
 
 from __future__ import annotations
@@ -23,6 +39,7 @@ import json
 import lzma
 import random
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -32,7 +49,7 @@ from pathlib import Path
 
 import numpy as np
 
-from simt_fast.trace import accelsim
+from simt_fast.trace import accelsim, accelsim_reference
 
 SHMEM_BASE = 0x7F00_0000_0000
 HEADER = """-kernel name = _Z5benchPfS_
@@ -71,17 +88,28 @@ def warp_lines(trips, cta, warp) -> tuple:
     return out + [f"0070 {full:08x} 0 EXIT 0 0 0"], insts
 
 
+def cta_body(cta: int, rng: random.Random) -> tuple:
+    """One thread block's warps (without its '#BEGIN_TB' / 'thread block =' lines) and its thread_insts."""
+    parts, thread_insts = [], 0
+    for w in range(8):
+        lines, insts = warp_lines([rng.randint(1, 40) for _ in range(32)], cta, w)
+        thread_insts += insts
+        parts.append(f"\nwarp = {w}\ninsts = {len(lines)}\n" + "\n".join(lines) + "\n")
+    return "".join(parts) + "\n#END_TB\n\n", thread_insts
+
+
+def cta_head(cta: int) -> str:
+    return f"#BEGIN_TB\n\nthread block = {cta},0,0\n"
+
+
 def write_trace(directory: Path, n_ctas: int) -> tuple:
     rng = random.Random(1)
     parts = [HEADER.format(n=n_ctas, shmem=SHMEM_BASE)]
     thread_insts = 0
     for cta in range(n_ctas):
-        parts.append(f"#BEGIN_TB\n\nthread block = {cta},0,0\n")
-        for w in range(8):
-            lines, insts = warp_lines([rng.randint(1, 40) for _ in range(32)], cta, w)
-            thread_insts += insts
-            parts.append(f"\nwarp = {w}\ninsts = {len(lines)}\n" + "\n".join(lines) + "\n")
-        parts.append("\n#END_TB\n\n")
+        body, insts = cta_body(cta, rng)
+        parts += [cta_head(cta), body]
+        thread_insts += insts
     text = "".join(parts)
     plain = directory / "kernel-1.traceg"
     plain.write_text(text)
@@ -90,40 +118,185 @@ def write_trace(directory: Path, n_ctas: int) -> tuple:
     return plain, packed, thread_insts
 
 
-def read_and_split(path: Path) -> int:
-    n = 0
+def read_text(path: Path) -> tuple:
+    """(bytes of text, lines): every byte read, decompressed for .xz, newlines counted (``wc -l``)."""
+    size = lines = 0
     with open(path, "rb") as raw:
         stream = lzma.LZMAFile(raw) if path.name.endswith(".xz") else raw
-        for data in stream:
-            n += len(data.decode().split())
-    return n
+        while chunk := stream.read(1 << 22):
+            size += len(chunk)
+            lines += chunk.count(b"\n")
+    return size, lines
 
 
-def best_of(fn, repeat):
+def best_of(fn, repeat, clock=time.process_time):
+    """(least seconds over ``repeat`` calls, the last result). CPU seconds of this process by default:
+    on a shared machine the CPU time a step takes moves far less than its wall time."""
     best, out = float("inf"), None
     for _ in range(repeat):
-        t0 = time.perf_counter()
+        t0 = clock()
         out = fn()
-        best = min(best, time.perf_counter() - t0)
+        best = min(best, clock() - t0)
     return best, out
 
 
+# ---------------------------------------------------------------------------------------------
+# Per trace: import against reading the text, simulate per mechanism
+# ---------------------------------------------------------------------------------------------
+
+
+def time_import(path: Path, out: Path, repeat: int) -> dict:
+    t_read, (size, _) = best_of(lambda: read_text(path), repeat)
+    t_import, summary = best_of(lambda: accelsim.convert(path, out), repeat)
+    return {"name": path.name, "text_mb": size / 1e6, "lines": summary.warp_lines, "read_s": t_read,
+            "import_s": t_import, "summary": summary}
+
+
+def time_simulations(trace_file: Path, mechanisms: list, config, repeat: int, clock=time.process_time) -> dict:
+    """Warm simulate seconds per mechanism on ``config`` (a SimConfig; the first run may compile)."""
+    from simt_fast.sim import simulate
+    from simt_fast.trace import Trace
+
+    trace = Trace.load(trace_file)
+    simulate(trace, config.replace(mechanism=mechanisms[0]))  # loads (or compiles) the kernel: not timed
+    return {m: best_of(lambda: simulate(trace, config.replace(mechanism=m)), repeat, clock)[0] for m in mechanisms}
+
+
+def print_speed_table(rows: list, mechanisms: list, seconds: str) -> None:
+    """The speed table: per trace, the import (MB/s and x reading the text, where timed), the simulate
+    seconds of each mechanism and, where a row has Accel-Sim's wall seconds, the first answer
+    (import + ``simt-fast run``, each a fresh process) and every mechanism as fractions of it."""
+    def cell(r, key, fmt):
+        return format(r[key], fmt) if r.get(key) is not None else "-"
+
+    columns = [  # (title, cell, shown when some row has this key)
+        ("trace", lambda r: r["name"], "name"),
+        ("text MB", lambda r: cell(r, "text_mb", ".1f"), "text_mb"),
+        ("lines", lambda r: cell(r, "lines", ","), "lines"),
+        ("read s", lambda r: cell(r, "read_s", ".3f"), "read_s"),
+        ("import s", lambda r: cell(r, "import_s", ".3f"), "import_s"),
+        ("MB/s", lambda r: f"{r['text_mb'] / r['import_s']:.1f}" if r.get("text_mb") and r.get("import_s") else "-",
+         "text_mb"),
+        ("x read", lambda r: f"{r['import_s'] / r['read_s']:.1f}" if r.get("read_s") else "-", "read_s"),
+        ("run s", lambda r: cell(r, "run_s", ".2f"), "run_s"),
+        ("Accel-Sim s", lambda r: cell(r, "accelsim_s", ".1f"), "accelsim_s"),
+        ("Accel-Sim / (import + run)",
+         lambda r: f"{r['accelsim_s'] / ((r.get('import_s') or 0) + r['run_s']):,.0f}x", "accelsim_s"),
+    ]
+    for m in mechanisms:
+        columns.append((f"{m} s", lambda r, m=m: f"{r['sim'][m]:.3f}", "sim"))
+        columns.append((f"Accel-Sim / {m}", lambda r, m=m: f"{r['accelsim_s'] / r['sim'][m]:,.0f}x", "accelsim_s"))
+        columns.append((f"import / {m}", lambda r, m=m: f"{r['import_s'] / r['sim'][m]:.1f}" if r.get("import_s")
+                        else "-", "read_s"))
+    columns = [c for c in columns if any(r.get(c[2]) is not None for r in rows)]
+    print(f"\n{seconds}")
+    print("| " + " | ".join(title for title, _, _ in columns) + " |\n|" + "---|" * len(columns))
+    for r in rows:
+        print("| " + " | ".join(fn(r) for _, fn, _ in columns) + " |")
+
+
+def compare_reference(directory: Path, n_ctas: int, repeat: int) -> None:
+    """The compiled import against the plain-Python reference on one small trace (same Trace)."""
+    plain, _, _ = write_trace(directory, n_ctas)
+    t_ref, ref = best_of(lambda: accelsim_reference.load(plain), 1)
+    t_fast, fast = best_of(lambda: accelsim.load(plain), repeat)
+    assert ref.digest() == fast.digest()
+    print(f"reference importer on {plain.stat().st_size / 1e6:.1f} MB ({n_ctas} CTAs): {t_ref:.2f} s, compiled "
+          f"{t_fast:.3f} s ({t_ref / t_fast:.0f}x), the same trace")
+
+
+# ---------------------------------------------------------------------------------------------
+# A multi-GB .traceg.xz end to end
+# ---------------------------------------------------------------------------------------------
+
+# The child's peak RSS is VmHWM, its own address space's high-water mark (getrusage's ru_maxrss
+# would include its parent's, which Linux carries across fork and exec).
+_IMPORT_IN_CHILD = """
+import sys, time
+from simt_fast.trace import accelsim
+def peak_rss():
+    return next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM:"))
+if sys.argv[1] == "-":  # only load the importer and its compiled kernels
+    accelsim.load(sys.argv[3])
+    print(0, 0, 0, 0, peak_rss())
+else:
+    t0, c0 = time.perf_counter(), time.process_time()
+    s = accelsim.convert(sys.argv[1], sys.argv[2])
+    print(time.perf_counter() - t0, time.process_time() - c0, s.warp_lines, s.thread_insts, peak_rss())
+"""
+
+
+def write_big_xz(path: Path, min_bytes: int, variants: int = 16) -> tuple:
+    """A trace of at least ``min_bytes`` of text whose thread blocks repeat ``variants`` bodies."""
+    rng = random.Random(2)
+    bodies = [cta_body(v, rng) for v in range(variants)]
+    per_cta = sum(len(b) for b, _ in bodies) / variants + 30
+    n_ctas = int(min_bytes / per_cta) + 1
+    encoded = [b.encode() for b, _ in bodies]
+    with lzma.open(path, "wb", preset=0) as f:
+        size = f.write(HEADER.format(n=n_ctas, shmem=SHMEM_BASE).encode())
+        for cta in range(n_ctas):
+            size += f.write(cta_head(cta).encode()) + f.write(encoded[cta % variants])
+    return size, n_ctas, sum(bodies[c % variants][1] for c in range(n_ctas))
+
+
+def big_import(gb: float) -> None:
+    tmp = Path(tempfile.mkdtemp(prefix="simt-fast-bench-accelsim-", dir="/tmp"))
+    try:
+        path = tmp / "kernel-1.traceg.xz"
+        t0 = time.perf_counter()
+        size, n_ctas, thread_insts = write_big_xz(path, int(gb * 1e9))
+        print(f"big trace: {size / 1e9:.2f} GB of text in {n_ctas} CTAs, {path.stat().st_size / 1e6:.0f} MB as "
+              f".traceg.xz (written in {time.perf_counter() - t0:.0f} s)")
+        t_read, _ = best_of(lambda: read_text(path), 1)
+        (tmp / "small").mkdir()
+        small, _, _ = write_trace(tmp / "small", 2)
+        run = [sys.executable, "-c", _IMPORT_IN_CHILD]
+        rss_idle = int(subprocess.run(run + ["-", "", str(small)], capture_output=True, text=True,
+                                      check=True).stdout.split()[-1]) * 1024
+        out = subprocess.run(run + [str(path), str(tmp / "big.h5")], capture_output=True, text=True, check=True)
+        wall, seconds, lines, imported_insts, rss = out.stdout.split()
+        assert int(imported_insts) == thread_insts, (imported_insts, thread_insts)
+        seconds, rss = float(seconds), int(rss) * 1024  # VmHWM is in KiB
+        print(f"  read + decompress {t_read:.1f} s of CPU ({size / t_read / 1e6:.0f} MB/s); import {seconds:.1f} s of "
+              f"CPU ({size / seconds / 1e6:.0f} MB/s, {seconds / t_read:.1f}x reading; {float(wall):.0f} s wall), "
+              f"{int(lines):,} lines, file {(tmp / 'big.h5').stat().st_size / 1e6:.0f} MB")
+        print(f"  peak RSS {rss / 1e6:.0f} MB = {rss / size:.3f} of the text ({rss_idle / 1e6:.0f} MB for a process "
+              f"that only loads the importer)")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def main():
+    from simt_fast.sim.config import load_config
+
     ap = argparse.ArgumentParser()
     ap.add_argument("--ctas", type=int, default=300)
-    ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--trace", type=Path, action="append", default=[], help="a .traceg / .traceg.xz to time too")
+    ap.add_argument("--mechanisms", default="sps,mp-oer,dwf")
+    ap.add_argument("--config", default="modern")
+    ap.add_argument("--reference-ctas", type=int, default=10)
+    ap.add_argument("--big-gb", type=float, default=2.0)
     args = ap.parse_args()
+    mechanisms = args.mechanisms.split(",")
     with tempfile.TemporaryDirectory() as tmp:
-        plain, packed, thread_insts = write_trace(Path(tmp), args.ctas)
-        for path in (plain, packed):
-            t_read, _ = best_of(lambda: read_and_split(path), args.repeat)
-            t_import, summary = best_of(lambda: accelsim.convert(path, Path(tmp) / "out.h5"), args.repeat)
-            assert summary.thread_insts == summary.mask_thread_insts + summary.predicated_off
-            # every thread's last BRA is predicated off: the generator counted it among the 5 per iteration
-            assert summary.thread_insts == thread_insts, (summary.thread_insts, thread_insts)
-            print(f"{path.name:<20} {summary.warp_lines} lines: read+split {summary.warp_lines / t_read / 1e6:.2f} M "
-                  f"lines/s, import {summary.warp_lines / t_import / 1e6:.3f} M lines/s "
-                  f"(import = {t_import / t_read:.1f}x read+split)")
+        tmp = Path(tmp)
+        plain, packed, thread_insts = write_trace(tmp, args.ctas)
+        rows = []
+        for path in [plain, packed, *args.trace]:
+            out = tmp / (path.name + ".h5")
+            row = time_import(path, out, args.repeat)
+            if path in (plain, packed):  # every thread's last BRA is predicated off: counted among the 5 per loop
+                assert row["summary"].thread_insts == thread_insts, (row["summary"].thread_insts, thread_insts)
+            row["sim"] = time_simulations(out, mechanisms, load_config(args.config), args.repeat)
+            rows.append(row)
+        print_speed_table(rows, mechanisms, "CPU seconds of this process, least of --repeat (simulate: warm)")
+        (tmp / "small").mkdir()
+        compare_reference(tmp / "small", args.reference_ctas, args.repeat)
+    if args.big_gb > 0:
+        big_import(args.big_gb)
+    print(f"(this process: peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e3:.0f} MB)")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -135,7 +308,9 @@ def main():
 # sweep's cache), exported with `accelsim.export`, run by Accel-Sim on its V100 config and by
 # simt-fast on `modern` under `sps` with Accel-Sim's kernel launch latency, read from that config.
 # Trace files (.h5) and Accel-Sim trace directories given on the command line join the table (a
-# directory's kernels are imported for simt-fast, one row per kernel).
+# directory's kernels are imported for simt-fast, one row per kernel). After the cycles table, the
+# speed table (`speed_rows_of`): a user's first answer and every --mechanisms against Accel-Sim's
+# wall seconds of the same run.
 # ---------------------------------------------------------------------------------------------
 
 HOW_TO_BUILD = """side by side with Accel-Sim needs --accelsim PATH, the install directory of an Accel-Sim built from source:
@@ -270,7 +445,8 @@ def compare(args) -> int:
     previous = previous_accelsim(Path(args.accelsim_results)) if args.accelsim_results else {}
     work = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="simt-fast-vs-accelsim-"))
     work.mkdir(parents=True, exist_ok=True)
-    rows = []
+    rows, speed_rows = [], []
+    mechanisms = args.mechanisms.split(",")
     print(f"Accel-Sim {ACCELSIM_CONFIG} vs simt-fast {SIMT_FAST_CONFIG} (sps, kernel_launch_latency {latency}, "
           f"Accel-Sim's -gpgpu_kernel_launch_latency); workloads at size {args.size}; work dir {work}", flush=True)
     try:
@@ -285,6 +461,9 @@ def compare(args) -> int:
                 if args.accelsim_results:
                     print(f"{name}: not in {args.accelsim_results} or its trace differs: Accel-Sim runs", flush=True)
                 kernels, accel_seconds, log = run_accelsim(root, trace_dir, work / f"{name}-run")
+                # speed ratios only where Accel-Sim ran in this run, on this machine's load
+                speed_rows += speed_rows_of(name, trace_files, trace_dir if summary is None else None,
+                                            accel_seconds, mechanisms, config, args.repeat, work)
             for k, (trace_file, a) in enumerate(zip(trace_files, kernels)):
                 stats, simt_seconds = simt_fast_run(trace_file, config)
                 row = dict(name=name if len(trace_files) == 1 else f"{name}/{k + 1}",
@@ -304,12 +483,41 @@ def compare(args) -> int:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
     _print_table(rows, latency)
+    print_speed_table(speed_rows, mechanisms, SPEED_SECONDS)
     bad = [r["name"] for r in rows if "mask_popcounts" in r and not
            r["gpu_sim_insn"] == r["mask_popcounts"] == r["thread_insts_less_guard_false"]]
     if bad:
         print(f"error: instruction counts disagree for {', '.join(bad)}", file=sys.stderr)
         return 1
     return 0
+
+
+SPEED_SECONDS = ("wall seconds, measured in this run: import and run = `simt-fast import-accelsim` and `simt-fast run "
+                 "-m sps` (each a fresh process, warm numba cache), a mechanism = simulate() on the loaded trace "
+                 "(warm, least of --repeat); Accel-Sim's wall spread evenly over a directory's kernels")
+
+
+def speed_rows_of(name: str, trace_files: list, accelsim_dir, accel_seconds: float, mechanisms: list, config,
+                  repeat: int, work: Path) -> list:
+    """Speed-table rows of one Accel-Sim run: a user's first answer (the directory's import, when
+    ``accelsim_dir`` is an Accel-Sim trace directory, then ``simt-fast run``, each a fresh process) and
+    the simulate seconds of every mechanism, next to Accel-Sim's wall seconds."""
+    cli = str(Path(sys.executable).with_name("simt-fast"))
+    import_seconds = None
+    if accelsim_dir is not None:
+        t0 = time.perf_counter()
+        subprocess.run([cli, "import-accelsim", str(Path(accelsim_dir) / "kernelslist.g"), "-o",
+                        str(work / f"{name}-first-import")], check=True, capture_output=True)
+        import_seconds = (time.perf_counter() - t0) / len(trace_files)
+    rows = []
+    for k, trace_file in enumerate(trace_files):
+        t0 = time.perf_counter()
+        subprocess.run([cli, "run", str(trace_file), "-m", "sps", "-c", SIMT_FAST_CONFIG, "--set",
+                        f"kernel_launch_latency={config.kernel_launch_latency}"], check=True, capture_output=True)
+        rows.append(dict(name=name if len(trace_files) == 1 else f"{name}/{k + 1}", import_s=import_seconds,
+                         run_s=time.perf_counter() - t0, accelsim_s=accel_seconds / len(trace_files),
+                         sim=time_simulations(trace_file, mechanisms, config, repeat, time.perf_counter)))
+    return rows
 
 
 def _row_text(r: dict) -> str:
@@ -416,6 +624,8 @@ def compare_main() -> int:
     ap.add_argument("--accelsim-results", default="", metavar="FILE.json",
                     help="take Accel-Sim's statistics from an earlier run's --json wherever the trace directory "
                          "is byte for byte the same (sha256), and run only simt-fast there")
+    ap.add_argument("--mechanisms", default="sps,mp-oer,dwf", help="mechanisms of the speed table")
+    ap.add_argument("--repeat", type=int, default=2, help="simulate runs per mechanism in the speed table (least)")
     ap.add_argument("--latencies", action="store_true",
                     help="only measure both machines' basic latencies on one-warp chains (a minute)")
     ap.add_argument("inputs", nargs="*", help="more trace files (.h5) or Accel-Sim trace directories")

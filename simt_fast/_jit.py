@@ -15,6 +15,7 @@ set it, else `$XDG_CACHE_HOME/simt-fast/numba` (`~/.cache/simt-fast/numba`).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import shutil
@@ -130,6 +131,36 @@ def has_machine_code(dispatcher, args=None) -> bool:
         return cache._index_key(sig, dispatcher.targetctx.codegen()) in cache._cache_file._load_index()
     except AttributeError:
         return True
+
+
+@contextlib.contextmanager
+def _compile_lock(dispatcher):
+    """Hold a file lock beside ``dispatcher``'s cache index: one process of the machine compiles it
+    at a time (none where file locks or the index are unavailable)."""
+    try:
+        import fcntl
+
+        handle = open(dispatcher._cache._cache_file._index_path + ".lock", "a")
+    except (ImportError, AttributeError, OSError):
+        yield
+        return
+    with handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+
+
+def ensure_compiled(dispatcher, what: str, seconds: int, args) -> None:
+    """Give ``dispatcher`` machine code for the types of ``args`` before they are passed to it: loaded
+    from the on-disk cache when this machine has built it, else compiled here, once per machine — a
+    process that needs a build another process is compiling waits for it and then loads it (two
+    sweep workers, two shells), so the first-compile line prints once."""
+    if has_machine_code(dispatcher, args):
+        return
+    with _compile_lock(dispatcher):
+        if has_machine_code(dispatcher, args):
+            return  # built by another process while this one waited
+        announce_compile(dispatcher, what, seconds, args)
+        dispatcher.compile(tuple(dispatcher.typeof_pyval(a) for a in args))
 
 
 def announce_compile(dispatcher, what: str, seconds: int, args=None) -> None:

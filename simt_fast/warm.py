@@ -59,13 +59,45 @@ def _dynamic() -> None:
         export(synthetic(6, 64, seed=0, warp_size=8, with_mem=True), tmp)
 
 
+# A one-warp Accel-Sim kernel trace: a loop with a load in each address mode (the kernels compile
+# whole, so any trace builds them all)
+_ACCELSIM_TRACE = """-kernel name = _Z4warmv
+-grid dim = (1,1,1)
+-block dim = (4,1,1)
+-accelsim tracer version = 4
+#BEGIN_TB
+thread block = 0,0,0
+warp = 0
+insts = 7
+0000 0000000f 1 R0 S2R 0 0
+0010 0000000f 1 R1 LDG.E 1 R0 4 1 0x7f0000000000 4
+0020 0000000f 0 BRA 0 0
+0010 00000003 1 R1 LDG.E 1 R0 4 2 0x7f0000000000 4
+0020 00000000 0 BRA 0 0
+0030 0000000f 0 STG.E 2 R0 R1 4 0 0x7f0000000010 0x7f0000000014 0x7f0000000018 0x7f000000001c
+0040 0000000f 0 EXIT 0 0
+#END_TB
+"""
+
+
+def _accelsim() -> None:
+    from .trace import accelsim
+
+    with tempfile.TemporaryDirectory(prefix="simt-fast-warm-") as tmp:
+        trace = Path(tmp) / "kernel-1.traceg"
+        trace.write_text(_ACCELSIM_TRACE)
+        accelsim.convert(trace, Path(tmp) / "kernel-1.h5")
+
+
 # (what it compiles, how), longest first, so that two processes finish about together. Cold, one
 # at a time on a 2-core development machine: the formation kernel's two builds 63 s of CPU, the
-# emulator 61 s, the core's two builds 39 s, the IPDOM walk and the export's line builder a few seconds
+# emulator 61 s, the core's two builds 39 s, the Accel-Sim importer's kernels 15 s, the IPDOM walk
+# and the export's line builder a few seconds
 STEPS: list[tuple[str, Callable[[], None]]] = [
     ("simulator's formation kernel (dwf, en-dwf, tbc)", _formation),
     ("PTX emulator and memory profile", _emulator),
     ("simulator's core kernel (serial … mimd)", _core),
+    ("Accel-Sim trace importer", _accelsim),
     ("IPDOM walk (code expansion, Accel-Sim export)", _dynamic),
 ]
 

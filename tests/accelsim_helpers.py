@@ -114,6 +114,14 @@ def _statements(rng: random.Random, depth: int, budget: list, labels: list, guar
             items.append(Ins("BRA", rng.uniform(0.3, 0.8), target=l_head, max_taken=3))
         elif r < 0.93:
             items.append(Ins("EXIT", rng.uniform(0.05, 0.4)))  # an early exit, guarded
+        elif r < 0.96:  # BRA.DIV: jumps over its body only when the warp is diverged
+            l_end = len(labels)
+            labels.append(None)
+            # the converged path starts unguarded, as nvcc emits it (a thread predicated off on the
+            # instruction after a not-taken BRA.DIV would look as if it had jumped)
+            items += [Ins("BRA.DIV", None, target=l_end), Ins("IADD3")]
+            items += _statements(rng, depth + 1, budget, labels, guarded)
+            items += [("label", l_end), _pad(rng, "NOP", guarded)]
         else:
             items.append(Ins("BRA", 0.0, target=None))  # a branch nobody takes (target set below)
     return items
@@ -134,7 +142,7 @@ def random_program(rng: random.Random, barrier: bool, guarded_targets: bool = Fa
         else:
             program.append(item)
     for ins in program:
-        if ins.opcode == "BRA":
+        if ins.opcode.startswith("BRA"):
             ins.target = labels[ins.target] if ins.target is not None else len(program) - 1
     return program
 
@@ -158,6 +166,7 @@ def run_warp(program: list, lanes: int, seed, thread0: int, mode: str, rng: rand
     run = WarpRun(pcs={t: [] for t in range(lanes)}, mem={t: [] for t in range(lanes)})
     count: dict = {}
     groups = [[0, set(range(lanes))]]  # [pc, lanes]
+    alive = set(range(lanes))  # not exited
     while groups:
         if mode == "merge":
             merged: dict = {}
@@ -187,8 +196,11 @@ def run_warp(program: list, lanes: int, seed, thread0: int, mode: str, rng: rand
         off_lanes = group - on_lanes
         if ins.opcode == "BRA":
             nxt = [(ins.target, on_lanes), (pc + 1, off_lanes)]
+        elif ins.opcode == "BRA.DIV":
+            nxt = [(pc + 1 if group == alive else ins.target, group)]
         elif ins.opcode == "EXIT":
             nxt = [(pc + 1, off_lanes)]
+            alive -= on_lanes
         else:
             nxt = [(pc + 1, group)]
         for p, g in nxt:
@@ -212,15 +224,26 @@ def _generic(space, address) -> int:
     return address + {"global": 0, "shared": SHMEM_BASE, "local": LOCAL_BASE}[space]
 
 
-def format_lines(program: list, run: WarpRun, rng: random.Random, lineinfo: bool, imm: bool) -> list:
+def format_lines(program: list, run: WarpRun, rng: random.Random, lineinfo: bool, imm: bool,
+                 drop_empty: bool = False, stated_targets: bool = False) -> list:
+    """The tracer's lines of a warp run; ``drop_empty``: as a tracer that omits lines no thread's
+    guard was true on (which leaves some jumps to land where the lines do not carry a thread);
+    ``stated_targets``: a BRA's immediate is its target PC, as the NVBit tracer writes it (else every
+    immediate is a small random number)."""
     out = []
     for pc, mask, addrs in run.lines:
         ins = program[pc]
-        dst, src = (("R2",), ("R4", "R255")) if ins.opcode not in ("BRA", "EXIT", "NOP", "BSYNC", "BAR.SYNC") else ((), ())
+        if drop_empty and not mask:
+            continue
+        dst, src = (("R2",), ("R4", "R255")) if ins.opcode not in ("BRA", "BRA.DIV", "EXIT", "NOP", "BSYNC",
+                                                                   "BAR.SYNC") else ((), ())
         mem = None
         if ins.mem:
             mem = _encode(4, [addrs[t] for t in sorted(addrs)], mask, rng)
-        out.append(line(pc * 16, mask, ins.opcode, dst, src, mem, imm=rng.randint(-5, 5) if imm else None,
+        value = rng.randint(-5, 5)
+        if stated_targets and ins.opcode.startswith("BRA"):
+            value = 16 * ins.target
+        out.append(line(pc * 16, mask, ins.opcode, dst, src, mem, imm=value if imm else None,
                         lineno=rng.randint(1, 900) if lineinfo else None))
     return out
 
@@ -238,3 +261,40 @@ def _encode(width, addrs, mask, rng) -> tuple:
     if contiguous and len(addrs) > 1 and len(strides) == 1:
         return (width, 1, f"{addrs[0]:#x}", strides.pop())
     return (width, 2, f"{addrs[0]:#x}", *[b - a for a, b in zip(addrs, addrs[1:])])
+
+
+@dataclass
+class MachineTrace:
+    text: str  # the trace file
+    pcs: list  # per thread: its true PC sequence
+    mem: list  # per thread: its true /mem entries
+    on: list  # per thread: the PCs of the lines with it in the mask
+
+
+def machine_trace(seed, mode: str, guarded_targets: bool, drop_empty: bool = False,
+                  stated_targets: bool = False) -> MachineTrace:
+    """A random program (1-70 threads, 1-2 CTAs, tracer versions 3-5, line numbers or not) run by
+    the SIMT machine, printed as the tracer would (``drop_empty``, ``stated_targets``: see
+    :func:`format_lines`; ``stated_targets`` writes tracer version 4 or 5, which have immediates)."""
+    rng = random.Random(seed)
+    program = random_program(rng, barrier=rng.random() < 0.3, guarded_targets=guarded_targets)
+    n_threads, n_ctas = rng.randint(1, 70), rng.randint(1, 2)
+    lineinfo, version = rng.random() < 0.3, rng.choice([3, 4, 5])
+    if stated_targets:
+        version = max(version, 4)
+    out = MachineTrace("", [], [], [])
+    ctas = {}
+    for cta in range(n_ctas):
+        warps = []
+        for w in range(-(-n_threads // 32)):
+            lanes = min(32, n_threads - 32 * w)
+            run = run_warp(program, lanes, seed, cta * n_threads + 32 * w, mode, rng)
+            warps.append(format_lines(program, run, rng, lineinfo and version >= 4, version >= 4, drop_empty,
+                                      stated_targets))
+            out.pcs += [[16 * p for p in run.pcs[t]] for t in range(lanes)]
+            out.mem += [run.mem[t] for t in range(lanes)]
+            out.on += [[16 * pc for pc, mask, _ in run.lines if mask >> t & 1] for t in range(lanes)]
+        ctas[(cta, 0, 0)] = warps
+    out.text = trace_text(ctas, grid=(n_ctas, 1, 1), block=(n_threads, 1, 1), version=version,
+                          lineinfo=lineinfo and version >= 4)
+    return out

@@ -5,6 +5,9 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import numpy as np
+
+from simt_fast._jit import ensure_compiled, jit
 from simt_fast.trace import synthetic
 
 
@@ -56,4 +59,26 @@ def failing_simulate(trace, config):
 
     if config.mechanism == "mp":
         raise RuntimeError("injected failure\nsecond line")
+    return simulate(trace, config)
+
+
+@jit
+def sweep_test_kernel(n, x):
+    total = 0.0
+    for i in range(n):
+        total += x * i
+    return total
+
+
+COMPILE_NOTICE = "the sweep test's kernel"
+
+
+def compiling_simulate(trace, config):
+    """The real simulator, after a first call of a small kernel of its own that every worker needs
+    (a build nobody has compiled: the test clears its cache)."""
+    from simt_fast.sim import simulate
+
+    args = (np.int64(trace.n_threads), np.float64(0.5))
+    ensure_compiled(sweep_test_kernel, COMPILE_NOTICE, 1, args)
+    sweep_test_kernel(*args)
     return simulate(trace, config)

@@ -89,3 +89,26 @@ def test_watch_thread_exits_when_the_watched_process_is_gone():
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert r.returncode == 1 and "still alive" not in r.stdout
     assert time.time() - t0 < 20
+
+
+def test_first_pool_run_compiles_a_kernel_once(tmp_path):
+    """Two workers that need the same unbuilt kernel at once: one compiles it (and says so, once),
+    the other waits for it and loads it from the cache (`_jit.ensure_compiled`)."""
+    from sweep_helpers import COMPILE_NOTICE, sweep_test_kernel
+
+    cache = sweep_test_kernel._cache._cache_file
+    index = Path(cache._index_path)
+    for f in index.parent.glob(index.name.rsplit(".py", 1)[0] + "*"):
+        f.unlink()  # this kernel's machine code (index, data, lock), so that the sweep must build it
+    make_sweep(tmp_path)
+    code = textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {str(HERE)!r})
+        from simt_fast.sweep import run_sweep
+        run_sweep({str(tmp_path / 'sweep.toml')!r}, {str(tmp_path / 'r.h5')!r}, jobs=2,
+                  cache_dir={str(tmp_path / 'cache')!r}, simulate="sweep_helpers:compiling_simulate")
+    """)
+    out = subprocess.run([sys.executable, "-W", "ignore", "-c", code], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    assert out.stderr.count(f"compiling {COMPILE_NOTICE}") == 1, out.stderr
+    assert _stored(tmp_path / "r.h5") == 10

@@ -5,7 +5,6 @@ differential test against a random SIMT machine that knows every thread's true p
 lines; the command line; one end-to-end simulation of an imported trace.
 """
 
-import random
 import re
 
 import numpy as np
@@ -280,26 +279,10 @@ def test_xz_file_imports_to_the_same_trace(tmp_path):
 # ---------------------------------------------------------------------------------------------
 
 
-def _machine_trace(seed, mode, guarded_targets, tmp):
+def _machine_trace(seed, mode, guarded_targets, tmp, stated_targets=False):
     """A random program run by the SIMT machine, printed as the tracer would, and imported."""
-    rng = random.Random(seed)
-    program = ah.random_program(rng, barrier=rng.random() < 0.3, guarded_targets=guarded_targets)
-    n_threads, n_ctas = rng.randint(1, 70), rng.randint(1, 2)
-    lineinfo, version = rng.random() < 0.3, rng.choice([3, 4, 5])
-    truth_pcs, truth_mem, truth_on, ctas = [], [], [], {}
-    for cta in range(n_ctas):
-        warps = []
-        for w in range(-(-n_threads // 32)):
-            lanes = min(32, n_threads - 32 * w)
-            run = ah.run_warp(program, lanes, seed, cta * n_threads + 32 * w, mode, rng)
-            warps.append(ah.format_lines(program, run, rng, lineinfo and version >= 4, version >= 4))
-            truth_pcs += [[16 * p for p in run.pcs[t]] for t in range(lanes)]
-            truth_mem += [run.mem[t] for t in range(lanes)]
-            truth_on += [[16 * pc for pc, mask, _ in run.lines if mask >> t & 1] for t in range(lanes)]
-        ctas[(cta, 0, 0)] = warps
-    text = ah.trace_text(ctas, grid=(n_ctas, 1, 1), block=(n_threads, 1, 1), version=version,
-                         lineinfo=lineinfo and version >= 4)
-    return load_text(tmp, text), truth_pcs, truth_mem, truth_on
+    m = ah.machine_trace(seed, mode, guarded_targets, stated_targets=stated_targets)
+    return load_text(tmp, m.text), m.pcs, m.mem, m.on
 
 
 @examples(60)
@@ -329,6 +312,17 @@ def test_guarded_branch_targets_lose_only_predicated_off_steps(tmp_path_factory,
     for tid in range(t.n_threads):
         got = thread_pcs(t, tid)
         assert _is_subsequence(got, truth_pcs[tid]) and _is_subsequence(truth_on[tid], got), tid
+
+
+@examples(30)
+@given(seed=st.integers(0, 2**32 - 1), mode=st.sampled_from(["merge", "split"]))
+def test_stated_branch_targets_make_guarded_targets_exact(tmp_path_factory, seed, mode):
+    """The same guarded targets with each BRA line's immediate its target (tracer versions 4 and
+    5): every path and /mem entry is exact again."""
+    t, truth_pcs, truth_mem, _ = _machine_trace(seed, mode, True, tmp_path_factory.mktemp("as"), stated_targets=True)
+    for tid in range(t.n_threads):
+        assert thread_pcs(t, tid) == truth_pcs[tid], tid
+        assert mem_of(t, tid) == truth_mem[tid], tid
 
 
 # ---------------------------------------------------------------------------------------------
@@ -422,6 +416,19 @@ def test_cli_bad_line_exits_2_with_one_line(tmp_path):
     lines = r.output.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"error: {d / 'kernel-1.traceg'}:") and "address mode 9" in lines[0]
     assert not (tmp_path / "out" / "kernel-1.h5").exists()
+
+
+def test_run_notes_memory_lines_without_addresses(tmp_path):
+    """An imported trace whose LDC lines carry no address: `run` says what the memory model sees."""
+    lines = [line(0x00, 0xF, "S2R", ["R0"], []), line(0x10, 0xF, "LDC", ["R1"], ["R0"]),
+             line(0x20, 0xF, "LDG.E", ["R2"], ["R4"], (4, 1, "0x7f5c1b000000", 4)), line(0x30, 0xF, "EXIT", [], [])]
+    out = tmp_path / "k.h5"
+    accelsim.convert(ah.write(tmp_path / "k.traceg", ah.trace_text({(0, 0, 0): [lines]}, block=(4, 1, 1))), out)
+    r = CliRunner().invoke(app, ["run", str(out), "-m", "sps"])
+    assert r.exit_code == 0, r.output
+    assert "note: k.h5: 1 memory warp instructions of this Accel-Sim trace carry no address" in r.output
+    r = CliRunner().invoke(app, ["run", str(out), "-m", "sps", "--set", "perfect_memory=true"])
+    assert r.exit_code == 0 and "carry no address" not in r.output, r.output
 
 
 def test_kernelslist_refuses_raw_tracer_files(tmp_path):

@@ -3,15 +3,22 @@
 from __future__ import annotations
 
 import contextlib
+import sys
 
 import typer
 
 from .._text import printable
-from ..ir.model import PTXError
-from ..sim.config import ConfigError
-from ..trace.model import TraceError
 
-USER_ERRORS: tuple = (PTXError, TraceError, ConfigError, FileNotFoundError)
+
+# The library's user-facing errors, by the module that defines each. Only the loaded ones are looked
+# up (an error can only come from a module that ran), so no command loads the simulator to catch them.
+_USER_ERRORS = (("simt_fast.ir.model", "PTXError"), ("simt_fast.trace.schema", "TraceError"),
+                ("simt_fast.sim.config", "ConfigError"))
+
+
+def _user_errors() -> tuple:
+    loaded = (sys.modules.get(module) for module, _ in _USER_ERRORS)
+    return (FileNotFoundError,) + tuple(getattr(m, name) for m, (_, name) in zip(loaded, _USER_ERRORS) if m)
 
 
 def fail(message: str, code: int = 2):
@@ -28,7 +35,7 @@ def user_errors(*extra: type):
     """
     try:
         yield
-    except USER_ERRORS + tuple(extra) as e:
+    except _user_errors() + tuple(extra) as e:
         fail(str(e))
     except MemoryError as e:  # e.g. numpy: "Unable to allocate 4.00 GiB for an array with shape ..."
         fail(f"not enough memory: {str(e) or 'an allocation failed'}")

@@ -102,16 +102,20 @@ def register(app: typer.Typer) -> None:
         """Turn Accel-Sim (NVBit) kernel traces into simt-fast trace files: CFG from the SASS PCs, each
         thread's path from the masks, op classes, registers and memory addresses."""
         from rich.console import Console
-        from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeElapsedColumn
+        from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
 
         from ..trace import accelsim
 
-        with Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TimeElapsedColumn(),
+        with Progress(TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(), TimeElapsedColumn(),
                       transient=True, console=Console(stderr=True)) as bar:
 
             def progress_for(file: Path):
                 task = bar.add_task(f"reading {file.name}", total=None)
-                return lambda done, total: bar.update(task, completed=done, total=total)
+
+                def update(done, total, stage="reading"):  # the text's bytes, then the thread blocks written
+                    bar.update(task, completed=done, total=total, description=f"{stage} {file.name}")
+
+                return update
 
             def report(summary):
                 bar.remove_task(bar.task_ids[-1])

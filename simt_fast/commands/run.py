@@ -141,6 +141,7 @@ def register(app: typer.Typer) -> None:
         from ..sim.mechanisms import BY_NAME
         from ..sim.registry import get
         from ..trace import Trace
+        from ..trace.accelsim_text import addressless_note
         from ..trace.validate import require_valid
 
         mechs = mechanism_names(mechanism)
@@ -151,7 +152,10 @@ def register(app: typer.Typer) -> None:
                 get(c.mechanism)  # reject unknown/unimplemented names before any work
             trace = Trace.load(trace_file, allow_digest_mismatch=allow_digest_mismatch)
             require_valid(trace, name=str(trace_file))  # simulate() checks too; here messages name the file
-            for text in dict.fromkeys(filter(None, (memory_note(c, trace) for c in configs))):
+            notes = [memory_note(c, trace) for c in configs]
+            if not all(c.perfect_memory for c in configs):
+                notes.append(addressless_note(trace))
+            for text in dict.fromkeys(filter(None, notes)):
                 _stderr_console().print(f"note: {trace_file.name}: {text}", highlight=False)
             results = []
             from rich.progress import Progress

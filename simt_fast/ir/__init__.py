@@ -7,8 +7,8 @@
     arrays = flatten(kernel, cfg)     # DESIGN §2 numpy views
 """
 
-from .cfg import CFG, BasicBlock, build_cfg
-from .flat import flatten, register_ids
+import importlib
+
 from .model import (
     Address,
     Function,
@@ -27,7 +27,19 @@ from .model import (
     Variable,
     Vector,
 )
-from .ptx_parser import parse_ptx
+
+# The parser and the CFG builder load on first use: importing the IR's data model (every trace and
+# simulation does, for OpClass) does not compile the parser's regular expressions.
+_LAZY = {"parse_ptx": "ptx_parser", "build_cfg": "cfg", "CFG": "cfg", "BasicBlock": "cfg", "flatten": "flat",
+         "register_ids": "flat"}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
     "parse_ptx",

@@ -13,7 +13,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from .._jit import announce_compile
+from .._jit import ensure_compiled
 from ..trace.model import Trace
 from ..trace.validate import require_valid
 from . import core, formation, memory
@@ -77,8 +77,8 @@ def simulate(trace: Trace, config: SimConfig, *, events: list | None = None, syn
         # without the model the loops get None: numba then drops their memory branch before typing, so
         # a run without addresses never compiles the memory model (each case is a build of its own)
         args = (p, program, machine_state(p), state, out, mp if mp.on else None, mr)
-        announce_compile(kernel.run, FAMILY_TEXT[family] + (" with the memory model" if mp.on else ""),
-                         COLD_COMPILE_SECONDS[family, bool(mp.on)], args)
+        ensure_compiled(kernel.run, FAMILY_TEXT[family] + (" with the memory model" if mp.on else ""),
+                        COLD_COMPILE_SECONDS[family, bool(mp.on)], args)
         kernel.run(*args)
         if not out.g[G_ERR]:
             break

@@ -16,16 +16,19 @@ the files are plain (``kernel-1.traceg``) or xz-compressed (``kernel-1.traceg.xz
 * :func:`convert` — the same, streamed into a trace file (HDF5) with :class:`TraceWriter`;
 * :func:`kernel_files` / :func:`import_directory` — every kernel of a ``kernelslist.g``.
 
-Paths and the CFG come from :mod:`simt_fast.trace.accelsim_paths`, opcodes and registers from
-:mod:`simt_fast.trace.sass`; docs/trace.md describes the rules. Every malformed line is a
-:class:`TraceError` naming the file and line.
+The stages: :mod:`simt_fast.trace.accelsim_scan` reads the text chunk by chunk into flat arrays
+(a numba scanner; the lines it does not take, and every error, go through the plain-Python reader
+of :mod:`simt_fast.trace.accelsim_text`); :mod:`simt_fast.trace.accelsim_paths` recovers the
+thread paths and the CFG and writes each thread's path and /mem entries, CTA batch by CTA batch
+(numba); opcodes and registers come from :mod:`simt_fast.trace.sass`. docs/trace.md describes
+the rules; :mod:`simt_fast.trace.accelsim_reference` is the same import in plain Python, which
+the differential tests compare with this one. Every malformed line is a :class:`TraceError`
+naming the file and line.
 """
 
 from __future__ import annotations
 
 import hashlib
-import lzma
-from itertools import accumulate
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator, Optional
@@ -36,78 +39,20 @@ from ..ir.model import OpClass
 from . import accelsim_paths as paths
 from .accelsim_export import export  # noqa: F401  (traces out: simt_fast.trace.accelsim.export)
 from . import sass
+from .accelsim_scan import scan_kernel
+from .accelsim_text import (DONE, FIRST_NO, LANES, LAST_NO, ROW0, SLOT0, LineReader, LineStore, Progress,
+                            ScannedKernel, cta_text, text_lines)
+from .accelsim_text import Header, Instruction, MIN_TRACER_VERSION, READ_CHUNK  # noqa: F401 (public here before)
 from .io import TraceWriter
-from .model import MEM_FORMAT, MEM_NONE, NO_ACCESS, Trace, TraceError
+from .model import MEM_FORMAT, MEM_NONE, Trace, TraceError
 
-MIN_TRACER_VERSION = 3
-READ_CHUNK = 1 << 22  # bytes read (and hashed) at a time
 TRACE_SUFFIXES = (".traceg", ".traceg.xz")
-WARP = paths.LANES
-Progress = Optional[Callable[[int, int], None]]  # (bytes read, file size)
-
-
-# ---------------------------------------------------------------------------------------------
-# Parsed form
-# ---------------------------------------------------------------------------------------------
-
-
-@dataclass
-class Header:
-    kernel: str = ""
-    kernel_id: int = 0
-    grid: tuple = ()
-    block: tuple = ()
-    shmem_bytes: int = 0
-    nregs: int = 0
-    binary_version: int = 0
-    cuda_stream_id: int = 0
-    shmem_base: int = 0
-    local_base: int = 0
-    nvbit_version: str = ""
-    tracer_version: int = 0
-    lineinfo: bool = False
-
-
-@dataclass
-class Instruction:
-    """What every line at one PC shares (the static instruction)."""
-
-    pc: int
-    opcode: str
-    info: sass.OpInfo
-    dst: int  # simt-fast register id, -1 none
-    src: tuple  # up to three register ids, -1 padded
-    regs: tuple  # the register tokens, for the instruction text
-    static_tokens: list  # n_dst ... srcs: compared with later lines at this PC
-    mem_width: int  # the trace's mem-width field (0: no address list)
-    line: int  # first line at this PC
-
-    @property
-    def text(self) -> str:
-        return f"/*{self.pc:04x}*/ {self.opcode}" + (" " + ", ".join(self.regs) if self.regs else "")
-
-
-@dataclass
-class WarpLines:
-    cta: tuple
-    warp: int
-    pc: np.ndarray  # raw PCs (int64)
-    mask: np.ndarray  # uint32
-    line: np.ndarray  # file line numbers (int64)
-    has_addr: np.ndarray  # bool: the line lists addresses
-    addr_ptr: np.ndarray  # int64: first address of the line in ``addrs``
-    addrs: np.ndarray  # uint64: the listed addresses, thread by thread of the mask
-
-
-@dataclass
-class ParsedKernel:
-    name: str  # the file, for messages
-    header: Header
-    instrs: dict  # pc -> Instruction
-    warps: dict  # (cta linear id, warp) -> WarpLines
-    sha256: str
-    n_lines: int = 0  # warp instruction lines
-    mask_insts: int = 0  # sum of the masks' popcounts
+WARP = LANES
+# An imported trace's /mem is often several times the text (a mode-1 line of 30 bytes is 32 addresses):
+# gzip level 2 writes it in about half the time of the emulator's level 4, for files ~13% larger
+# (measured on a replicated 200-CTA matrixMul trace: 0.92 s vs 1.75 s for 447 MB of /mem, 8.7 vs 7.7 MB)
+GZIP_LEVEL = 2
+BATCH_ROWS = 1 << 16  # trace lines per batch of CTAs written at once (some 10 MB of paths and /mem)
 
 
 @dataclass
@@ -132,493 +77,162 @@ class ImportSummary:
 
 
 # ---------------------------------------------------------------------------------------------
-# Reading the text
-# ---------------------------------------------------------------------------------------------
-
-
-def _lines(path: Path, progress: Progress, digest) -> Iterator[tuple]:
-    """(line number, text) of a plain or xz-compressed trace; hashes the text into ``digest``."""
-    name = str(path)
-    if not path.exists():
-        raise TraceError(f"{name} does not exist")
-    if path.is_dir():
-        raise TraceError(f"{name} is a directory, not an Accel-Sim kernel trace")
-    size = path.stat().st_size
-    number = 0
-    tail = b""
-    with open(path, "rb") as raw:
-        stream = lzma.LZMAFile(raw) if name.endswith(".xz") else raw
-        while True:
-            try:
-                chunk = stream.read(READ_CHUNK)
-            except (lzma.LZMAError, EOFError) as e:
-                raise TraceError(f"{name} is not a readable xz file ({e}); re-compress it or pass the plain "
-                                 f".traceg") from None
-            if not chunk:
-                break
-            digest.update(chunk)
-            chunk = tail + chunk
-            cut = chunk.rfind(b"\n") + 1
-            tail = chunk[cut:]
-            for text in chunk[:cut].decode("utf-8", "replace").split("\n")[:-1]:
-                number += 1
-                yield number, text
-            if progress is not None:
-                progress(raw.tell(), size)
-    if tail:
-        yield number + 1, tail.decode("utf-8", "replace")
-
-
-def _triple(name, number, text, value) -> tuple:
-    parts = value.strip().strip("()").split(",")
-    try:
-        dims = tuple(int(v) for v in parts)
-    except ValueError:
-        dims = ()
-    if len(dims) != 3 or min(dims) < 1:
-        raise TraceError(f"{name}:{number}: '{text.strip()}' must give three positive integers as (x,y,z)")
-    return dims
-
-
-def _header_line(h: Header, name: str, number: int, text: str) -> None:
-    key, sep, value = text[1:].partition("=")
-    key = " ".join(key.split())
-    if not sep:
-        raise TraceError(f"{name}:{number}: header line '{text.strip()}' has no '=' (expected '-key = value')")
-    value = value.strip()
-    ints = {"kernel id": "kernel_id", "shmem": "shmem_bytes", "nregs": "nregs", "binary version": "binary_version",
-            "cuda stream id": "cuda_stream_id", "accelsim tracer version": "tracer_version"}
-    hexes = {"shmem base_addr": "shmem_base", "local mem base_addr": "local_base"}
-    try:
-        if key == "kernel name":
-            h.kernel = value
-        elif key == "grid dim":
-            h.grid = _triple(name, number, text, value)
-        elif key == "block dim":
-            h.block = _triple(name, number, text, value)
-        elif key in ints:
-            setattr(h, ints[key], int(value, 10))
-        elif key in hexes:
-            setattr(h, hexes[key], int(value, 16))
-        elif key == "enable lineinfo":
-            h.lineinfo = int(value, 10) != 0
-        elif key == "nvbit version":
-            h.nvbit_version = value
-        # other keys (later tracer versions) carry nothing the import needs
-    except TraceError:
-        raise
-    except ValueError:
-        raise TraceError(f"{name}:{number}: header '{key}' has the value '{value}', which is not a number") from None
-
-
-def _check_header(h: Header, name: str, number: int) -> None:
-    for what, ok in (("-kernel name", h.kernel), ("-grid dim", h.grid), ("-block dim", h.block),
-                     ("-accelsim tracer version", h.tracer_version)):
-        if not ok:
-            raise TraceError(f"{name}:{number}: the trace starts its thread blocks before the header line '{what} = ...'"
-                             + (" (tracer versions before 3 are not supported)" if what.startswith("-accelsim") else ""))
-    if h.tracer_version < MIN_TRACER_VERSION:
-        raise TraceError(f"{name}: written by Accel-Sim tracer version {h.tracer_version}; simt-fast reads versions "
-                         f"{MIN_TRACER_VERSION} and later")
-
-
-class _WarpBuilder:
-    def __init__(self, cta: tuple, warp: int, expected: int, number: int):
-        self.cta, self.warp, self.expected, self.number = cta, warp, expected, number
-        self.pc: list = []
-        self.mask: list = []
-        self.line: list = []
-        self.addr_ptr: list = []
-        self.has_addr: list = []
-        self.addrs: list = []
-
-    def finish(self, name: str) -> WarpLines:
-        if len(self.pc) != self.expected:
-            raise TraceError(f"{name}:{self.number}: warp {self.warp} of thread block {_cta_text(self.cta)} announces "
-                             f"{self.expected} instructions but {len(self.pc)} follow")
-        return WarpLines(cta=self.cta, warp=self.warp, pc=np.array(self.pc, np.int64),
-                         mask=np.array(self.mask, np.uint32), line=np.array(self.line, np.int64),
-                         has_addr=np.array(self.has_addr, np.bool_), addr_ptr=np.array(self.addr_ptr, np.int64),
-                         addrs=np.array(self.addrs, np.uint64))
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" + ("" if n == 1 else "es" if noun.endswith("s") else "s")
-
-
-def _left(n: int) -> str:
-    return "1 field is left" if n == 1 else f"{n} fields are left"
-
-
-def _cta_text(cta) -> str:
-    return "(" + ",".join(str(v) for v in cta) + ")"
-
-
-class _LineParser:
-    """One instruction line -> (pc, mask, addresses or None); static parts checked per PC."""
-
-    def __init__(self, name: str, header: Header):
-        self.name = name
-        self.header = header
-        self.first = 1 if header.lineinfo else 0
-        self.instrs: dict = {}
-        self.checked: set = set()  # texts (mask blanked) of address-free lines already parsed
-
-    def bad(self, number: int, what: str):
-        return TraceError(f"{self.name}:{number}: {what}")
-
-    def parse(self, number: int, tokens: list) -> tuple:
-        o = self.first
-        if len(tokens) < o + 6:
-            raise self.bad(number, f"instruction line has {len(tokens)} fields, too few for "
-                                   f"'{'line_num ' if o else ''}PC mask n_dst ... opcode n_src ... mem_width'")
-        try:
-            pc = int(tokens[o], 16)
-        except ValueError:
-            raise self.bad(number, f"PC '{tokens[o]}' is not a hex number") from None
-        try:
-            mask = int(tokens[o + 1], 16)
-        except ValueError:
-            mask = -1
-        if not 0 <= mask <= 0xFFFF_FFFF or pc < 0:
-            raise self.bad(number, f"active mask '{tokens[o + 1]}' is not a 32-bit hex number" if pc >= 0
-                           else f"PC '{tokens[o]}' is negative")
-        # A line without addresses repeats exactly but for its mask: check each such text once.
-        tokens[o + 1] = ""
-        key = tuple(tokens)
-        if key in self.checked:
-            return pc, mask, None
-        addrs = self._rest(number, tokens, pc, mask)
-        if addrs is None:
-            self.checked.add(key)
-        return pc, mask, addrs
-
-    def _rest(self, number: int, tokens: list, pc: int, mask: int) -> Optional[list]:
-        """Check the fields after the mask; the decoded addresses, or None for a line without."""
-        o = self.first
-        ins = self.instrs.get(pc)
-        start = o + 2
-        if ins is None or tokens[start:start + len(ins.static_tokens)] != ins.static_tokens:
-            ins = self._static(number, pc, tokens, start, ins)
-        k = start + len(ins.static_tokens)
-        try:
-            width = int(tokens[k], 10)
-        except (IndexError, ValueError):
-            raise self.bad(number, f"mem_width '{tokens[k] if k < len(tokens) else ''}' after the source registers "
-                                   f"is not a number") from None
-        if width < 0:
-            raise self.bad(number, f"mem_width {width} is negative")
-        addrs = None
-        k += 1
-        if width and sass.family(ins.opcode) in sass.TMA_FAMILIES:
-            return None  # bulk-copy transfer list: not per-thread addresses (sass.TMA_FAMILIES)
-        if width:
-            addrs, k = self._addresses(number, tokens, k, mask)
-            if ins.mem_width == 0:
-                ins.mem_width = width
-        if len(tokens) - k > 1:
-            raise self.bad(number, f"{len(tokens) - k} fields follow the {'addresses' if width else 'mem_width'}; "
-                                   f"at most one (the immediate) may")
-        if len(tokens) - k == 1:
-            try:
-                int(tokens[k], 10)
-            except ValueError:
-                raise self.bad(number, f"the last field '{tokens[k]}' is not an immediate value (a decimal integer)") from None
-        return addrs
-
-    def _registers(self, number: int, tokens: list, k: int, role: str) -> tuple:
-        try:
-            n = int(tokens[k], 10)
-        except (IndexError, ValueError):
-            raise self.bad(number, f"the {role} register count '{tokens[k] if k < len(tokens) else ''}' is not a "
-                                   f"number") from None
-        if not 0 <= n <= 8 or k + 1 + n > len(tokens):
-            raise self.bad(number, f"the {role} register count {n} does not match the fields that follow")
-        regs = tokens[k + 1:k + 1 + n]
-        ids = []
-        for r in regs:
-            rid = sass.register_id(r)
-            if rid is None:
-                raise self.bad(number, f"{role} register '{r}' is not a SASS register (R0..R255, UR0..UR63, P0..P7, UP0..UP7)")
-            ids.append(rid)
-        return regs, ids, k + 1 + n
-
-    def _static(self, number: int, pc: int, tokens: list, start: int, seen) -> Instruction:
-        dsts, dst_ids, k = self._registers(number, tokens, start, "destination")
-        if k >= len(tokens):
-            raise self.bad(number, "the line ends before the opcode")
-        opcode = tokens[k]
-        if not opcode[:1].isalpha():
-            raise self.bad(number, f"'{opcode}' is not a SASS opcode (expected after {len(dsts)} destination registers)")
-        srcs, src_ids, k = self._registers(number, tokens, k + 1, "source")
-        if seen is not None:
-            raise self.bad(number, f"PC {pc:#06x} is '{seen.text}' on line {seen.line} but '{opcode}' with registers "
-                                   f"{' '.join(dsts + srcs) or 'none'} here; one PC is one instruction (a trace that mixes "
-                                   f"the code of two functions, e.g. a call into a non-inlined device function, cannot "
-                                   f"be imported)")
-        kept = []
-        for rid in src_ids:  # sources left to right, no duplicates, capped at 3 (DESIGN §8)
-            if rid >= 0 and rid not in kept:
-                kept.append(rid)
-        ins = Instruction(
-            pc=pc, opcode=opcode, info=sass.classify(opcode, sum(1 for r in src_ids if r >= 0)),
-            dst=next((r for r in dst_ids if r >= 0), -1), src=tuple((kept + [-1, -1, -1])[:3]),
-            regs=tuple(dsts + srcs), static_tokens=tokens[start:k], mem_width=0, line=number,
-        )
-        self.instrs[pc] = ins
-        return ins
-
-    def _addresses(self, number: int, tokens: list, k: int, mask: int) -> tuple:
-        n = mask.bit_count()
-        try:
-            mode = int(tokens[k], 10)
-        except (IndexError, ValueError):
-            raise self.bad(number, f"address mode '{tokens[k] if k < len(tokens) else ''}' is not 0, 1 or 2") from None
-        k += 1
-        try:
-            if mode == 0:  # one address per thread of the mask
-                if k + n > len(tokens):
-                    raise self.bad(number, f"address mode 0 needs {_count(n, 'address')} (one per thread of the "
-                                           f"mask) but {_left(len(tokens) - k)}")
-                addrs = [int(a, 16) for a in tokens[k:k + n]]
-                k += n
-            elif mode == 1:  # base and stride
-                if k + 2 > len(tokens):
-                    raise self.bad(number, "address mode 1 needs a base address and a stride")
-                base, stride = int(tokens[k], 16), int(tokens[k + 1], 10)
-                addrs = list(range(base, base + n * stride, stride)) if stride else [base] * n
-                k += 2
-            elif mode == 2:  # base and the deltas between consecutive threads of the mask
-                n_deltas = max(n - 1, 0)
-                if k + 1 + n_deltas > len(tokens):
-                    raise self.bad(number, f"address mode 2 needs a base address and {_count(n_deltas, 'delta')} (one "
-                                           f"per thread of the mask after the first) but {_left(len(tokens) - k)}")
-                addrs = list(accumulate(map(int, tokens[k + 1:k + 1 + n_deltas]), initial=int(tokens[k], 16)))[:n]
-                k += 1 + n_deltas
-            else:
-                raise self.bad(number, f"address mode {mode} is not 0 (list), 1 (base+stride) or 2 (base+deltas)")
-        except TraceError:
-            raise
-        except ValueError:
-            raise self.bad(number, f"an address field of mode {mode} is not a number") from None
-        if addrs and (min(addrs) < 0 or max(addrs) > 0xFFFF_FFFF_FFFF_FFFE):
-            raise self.bad(number, "the addresses leave the 64-bit address space")
-        return addrs, k
-
-
-def parse_kernel(path, progress: Progress = None) -> ParsedKernel:
-    """Read one ``.traceg`` / ``.traceg.xz`` into per-warp arrays; malformed lines raise TraceError."""
-    path = Path(path)
-    name = str(path)
-    header = Header()
-    digest = hashlib.sha256()
-    parser: Optional[_LineParser] = None
-    warps: dict = {}
-    seen_ctas: set = set()
-    cta = None  # (x, y, z) of the open thread block; None outside one
-    cta_lin = -1
-    warp: Optional[_WarpBuilder] = None
-    n_lines = mask_insts = 0
-    last = 0
-
-    def close_warp():
-        nonlocal warp
-        if warp is not None:
-            warps[(cta_lin, warp.warp)] = warp.finish(name)
-            warp = None
-
-    for number, text in _lines(path, progress, digest):
-        last = number
-        tokens = text.split()
-        if len(tokens) >= 6 and warp is not None and warp.expected >= 0 and tokens[0][0] != "#":
-            # an instruction line (every block/warp keyword line has at most four fields)
-            pc, mask, addrs = parser.parse(number, tokens)
-            warp.pc.append(pc)
-            warp.mask.append(mask)
-            warp.line.append(number)
-            warp.addr_ptr.append(len(warp.addrs))
-            warp.has_addr.append(addrs is not None)
-            if addrs:
-                warp.addrs.extend(addrs)
-            n_lines += 1
-            mask_insts += mask.bit_count()
-            continue
-        stripped = text.strip()
-        if not stripped:
-            continue
-        if parser is None:  # header
-            if stripped.startswith("-"):
-                _header_line(header, name, number, stripped)
-                continue
-            if stripped.startswith("#BEGIN_TB"):
-                _check_header(header, name, number)
-                parser = _LineParser(name, header)
-            elif stripped.startswith("#"):
-                continue
-            else:
-                raise TraceError(f"{name}:{number}: expected a '-key = value' header line or '#BEGIN_TB', found "
-                                 f"'{stripped[:60]}'")
-        if stripped.startswith("#BEGIN_TB"):
-            if cta is not None or warp is not None:
-                raise TraceError(f"{name}:{number}: '#BEGIN_TB' before the previous thread block's '#END_TB'")
-            cta = ()
-            continue
-        if stripped.startswith("#END_TB"):
-            if cta is None:
-                raise TraceError(f"{name}:{number}: '#END_TB' without a '#BEGIN_TB'")
-            close_warp()
-            _check_cta_complete(name, number, header, cta, cta_lin, warps)
-            cta = None
-            continue
-        if stripped.startswith("#"):
-            continue
-        if cta is None:
-            raise TraceError(f"{name}:{number}: '{stripped[:60]}' is outside a thread block (#BEGIN_TB ... #END_TB)")
-        if "=" in stripped:
-            key, _, value = stripped.partition("=")
-            key = " ".join(key.split())
-            if key == "thread block":
-                if cta != ():
-                    raise TraceError(f"{name}:{number}: a second 'thread block =' line in one thread block")
-                cta = _triple_in_grid(name, number, stripped, value, header.grid)
-                cta_lin = cta[0] + header.grid[0] * (cta[1] + header.grid[1] * cta[2])
-                if cta_lin in seen_ctas:
-                    raise TraceError(f"{name}:{number}: thread block {_cta_text(cta)} appears twice")
-                seen_ctas.add(cta_lin)
-            elif key == "warp":
-                close_warp()
-                if cta == ():
-                    raise TraceError(f"{name}:{number}: 'warp =' before the block's 'thread block =' line")
-                w = _int_field(name, number, stripped, value)
-                if w >= _warps_per_cta(header) or (cta_lin, w) in warps:
-                    raise TraceError(f"{name}:{number}: warp {w} is not a new warp of a {np.prod(header.block)}-thread "
-                                     f"block ({_warps_per_cta(header)} warps)")
-                warp = _WarpBuilder(cta, w, -1, number)
-            elif key == "insts":
-                if warp is None or warp.expected >= 0:
-                    raise TraceError(f"{name}:{number}: 'insts =' must follow a 'warp =' line")
-                warp.expected = _int_field(name, number, stripped, value)
-            # other 'key = value' lines of a block (cluster id, cluster rank, ...) carry nothing we need
-            continue
-        if warp is None or warp.expected < 0:
-            raise TraceError(f"{name}:{number}: an instruction line before the warp's 'warp =' and 'insts =' lines")
-        parser.parse(number, tokens)  # too few fields for an instruction: raises, naming what is missing
-    if parser is None:
-        raise TraceError(f"{name}: no thread block (#BEGIN_TB) follows the header, so the trace has no instructions")
-    if cta is not None:
-        raise TraceError(f"{name}:{last}: the file ends inside a thread block (no '#END_TB')")
-    n_ctas = int(np.prod(header.grid))
-    if len(seen_ctas) != n_ctas:
-        missing = next(c for c in range(n_ctas) if c not in seen_ctas)
-        gx, gy = header.grid[0], header.grid[1]
-        xyz = (missing % gx, (missing // gx) % gy, missing // (gx * gy))
-        raise TraceError(f"{name}: thread block {_cta_text(xyz)} of the {n_ctas}-block grid is missing, so its "
-                         f"threads' paths are unknown (was the trace cut short?)")
-    return ParsedKernel(name=name, header=header, instrs=parser.instrs, warps=warps, sha256=digest.hexdigest(),
-                        n_lines=n_lines, mask_insts=mask_insts)
-
-
-def _int_field(name, number, text, value) -> int:
-    try:
-        v = int(value.strip(), 10)
-    except ValueError:
-        v = -1
-    if v < 0:
-        raise TraceError(f"{name}:{number}: '{text}' needs a non-negative integer")
-    return v
-
-
-def _triple_in_grid(name, number, text, value, grid) -> tuple:
-    try:
-        xyz = tuple(int(v) for v in value.strip().split(","))
-    except ValueError:
-        xyz = ()
-    if len(xyz) != 3 or any(not 0 <= v < g for v, g in zip(xyz, grid)):
-        raise TraceError(f"{name}:{number}: '{text}' is not a thread block of the grid {_cta_text(grid)}")
-    return xyz
-
-
-def _warps_per_cta(header: Header) -> int:
-    return -(-int(np.prod(header.block)) // WARP)
-
-
-def _check_cta_complete(name, number, header, cta, cta_lin, warps) -> None:
-    if cta == ():
-        raise TraceError(f"{name}:{number}: thread block without a 'thread block = x,y,z' line")
-    for w in range(_warps_per_cta(header)):
-        lines = warps.get((cta_lin, w))
-        if lines is None or not len(lines.pc):
-            raise TraceError(f"{name}:{number}: warp {w} of thread block {_cta_text(cta)} has no instructions, so "
-                             f"its threads' paths are unknown")
-
-
-# ---------------------------------------------------------------------------------------------
 # Paths, CFG, trace
 # ---------------------------------------------------------------------------------------------
 
 
 @dataclass
-class _Kernel:
-    """A parsed kernel with its recovered groups and CFG: everything a trace file needs."""
+class RecoveredKernel:
+    """A scanned kernel with its per-PC tables, recovered groups and CFG: everything a trace file needs."""
 
-    parsed: ParsedKernel
+    scanned: ScannedKernel
     pcs: np.ndarray  # sorted executed PCs; PC index = position
+    pc_of_slot: np.ndarray  # PC index of every slot
     instrs: list  # Instruction per PC index
-    groups: dict  # (cta, warp) -> uint32 group per line
-    pc_index: dict  # (cta, warp) -> int64 PC index per line
-    cfg: paths.KernelCFG
+    flow: np.ndarray  # FLOW_* per PC index
+    is_barrier: np.ndarray
     is_mem: np.ndarray  # per PC index: a memory instruction (one /mem entry per execution)
     addr_base: np.ndarray  # per PC index: window base subtracted from shared/local addresses
+    entry: int  # PC index every warp starts at
+    target: Optional[np.ndarray] = None  # direct-branch target per PC index (n_pcs: unknown)
+    groups: Optional[np.ndarray] = None  # the recovered groups where they change (accelsim_paths.recover_warps)
+    cfg: Optional[paths.KernelCFG] = None
+    thread_insts: int = 0
+    empty_lines: int = 0
+    addressless: int = 0
+
+    @property
+    def n_pcs(self) -> int:
+        return len(self.pcs)
 
 
-def _lane_error(k: ParsedKernel, lines: WarpLines, err: paths.PathError) -> TraceError:
-    thread = lines.warp * WARP + err.lane
-    other = f"line {int(lines.line[err.other])}" if err.other >= 0 else ""
-    what = err.what.replace("{other}", other)
-    return TraceError(f"{k.name}:{int(lines.line[err.line])}: thread {thread} of thread block {_cta_text(lines.cta)} "
-                      f"(lane {err.lane} of warp {lines.warp}) {what}")
+def row_number(k: ScannedKernel, key: int, j: int) -> int:
+    """The file line of warp ``key``'s ``j``-th instruction line. Its lines are consecutive in the
+    files the tracer writes; otherwise the file is read again up to that warp (errors only)."""
+    first, last, done = (int(v) for v in k.warp_info[key, [FIRST_NO, LAST_NO, DONE]])
+    if last - first + 1 == done - 1:
+        return first + j
+    reader = LineReader(k.name, LineStore())
+    reader.rows_of_warp = key
+    for number, text in text_lines(k.path, None, hashlib.sha256()):
+        reader.feed(number, text)
+        if reader.store.warp_info.shape[0] and reader.store.warp_info[key, DONE]:
+            break
+    return reader.rows_numbers[j]
 
 
-def _recover(k: ParsedKernel) -> _Kernel:
-    pcs = np.unique(np.concatenate([w.pc for w in k.warps.values()]))
-    instrs = [k.instrs[int(p)] for p in pcs]
-    n_pcs = len(pcs)
-    flow = np.array([ins.info.flow for ins in instrs], np.int64)
-    is_barrier = np.array([ins.info.op_class == OpClass.BARRIER for ins in instrs], np.bool_)
-    pc_index = {key: np.searchsorted(pcs, w.pc) for key, w in k.warps.items()}
-    entry = None
-    for key in sorted(k.warps):
-        first = int(pc_index[key][0])
-        if entry is None:
-            entry = first
-        elif first != entry:
-            w = k.warps[key]
-            raise TraceError(f"{k.name}:{int(w.line[0])}: warp {w.warp} of thread block {_cta_text(w.cta)} starts at PC "
-                             f"{int(w.pc[0]):#06x}, but the kernel's first warp starts at {int(pcs[entry]):#06x}")
-    target = np.full(n_pcs, n_pcs, np.int64)
-    for key, w in k.warps.items():
-        paths.lowest_direct_landings(pc_index[key], w.mask, flow, target)
-    tpc = int(np.prod(k.header.block))
-    groups = {}
-    codes = []
-    for key, w in k.warps.items():
-        n_lanes = min(WARP, tpc - w.warp * WARP)
-        try:
-            g = paths.recover_groups(pc_index[key], w.mask, flow, target, (1 << n_lanes) - 1, entry)
-        except paths.PathError as e:
-            raise _lane_error(k, w, e) from None
-        groups[key] = g
-        codes.append(paths.transitions(pc_index[key], g, n_pcs))
-    cfg = paths.build_cfg(np.unique(np.concatenate(codes)), n_pcs, (flow != sass.FLOW_NONE) | is_barrier,
-                          is_barrier, entry)
-    is_mem = np.array([ins.info.op_class in sass.MEMORY_CLASSES for ins in instrs], np.bool_)
+def path_error(k: ScannedKernel, key: int, err: paths.PathError) -> TraceError:
+    """The one sentence for a warp whose lines no set of paths explains."""
+    wpc = k.header.warps_per_cta
+    cta, warp = divmod(key, wpc)
+    other = f"line {row_number(k, key, err.other)}" if err.other >= 0 else ""
+    return TraceError(f"{k.name}:{row_number(k, key, err.line)}: thread {warp * WARP + err.lane} of thread block "
+                      f"{cta_text(k.header.cta_xyz(cta))} (lane {err.lane} of warp {warp}) "
+                      f"{err.what.replace('{other}', other)}")
+
+
+def file_order(k: ScannedKernel) -> np.ndarray:
+    """Warp keys in the order their lines come in the file (the first inconsistent warp is reported)."""
+    return np.argsort(k.warp_info[:, ROW0], kind="stable")
+
+
+def prepare(k: ScannedKernel) -> RecoveredKernel:
+    """Per-PC tables and the entry PC (every warp must start there)."""
+    slot_pcs = np.array([ins.pc for ins in k.instrs], np.int64)
+    pcs = np.unique(slot_pcs)
+    pc_of_slot = np.searchsorted(pcs, slot_pcs)
+    instrs = [None] * len(pcs)
+    for slot, ins in enumerate(k.instrs):
+        instrs[pc_of_slot[slot]] = ins
+    first = pc_of_slot[k.slots[k.warp_info[:, SLOT0]]]  # a warp's first line always starts a new slot run
+    wrong = np.flatnonzero(first != first[0])
+    if len(wrong):
+        key = int(wrong[0])
+        cta, warp = divmod(key, k.header.warps_per_cta)
+        raise TraceError(f"{k.name}:{int(k.warp_info[key, FIRST_NO])}: warp {warp} of thread block "
+                         f"{cta_text(k.header.cta_xyz(cta))} starts at PC {int(pcs[first[key]]):#06x}, but the kernel's "
+                         f"first warp starts at {int(pcs[first[0]]):#06x}")
     bases = {OpClass.MEM_SHARED: k.header.shmem_base, OpClass.MEM_LOCAL: k.header.local_base}
-    addr_base = np.array([bases.get(ins.info.op_class, 0) for ins in instrs], np.uint64)
-    return _Kernel(parsed=k, pcs=pcs, instrs=instrs, groups=groups, pc_index=pc_index, cfg=cfg, is_mem=is_mem,
-                   addr_base=addr_base)
+    return RecoveredKernel(
+        scanned=k, pcs=pcs, pc_of_slot=pc_of_slot, instrs=instrs,
+        flow=np.array([ins.info.flow for ins in instrs], np.int64),
+        is_barrier=np.array([ins.info.op_class == OpClass.BARRIER for ins in instrs], np.bool_),
+        is_mem=np.array([ins.info.op_class in sass.MEMORY_CLASSES for ins in instrs], np.bool_),
+        addr_base=np.array([bases.get(ins.info.op_class, 0) for ins in instrs], np.uint64),
+        entry=int(first[0]))
 
 
-def _cfg_arrays(kern: _Kernel) -> dict:
+def with_cfg(kern: RecoveredKernel, codes: np.ndarray) -> RecoveredKernel:
+    """The CFG from the step codes of every warp's recovered threads."""
+    kern.cfg = paths.build_cfg(codes, kern.n_pcs, (kern.flow != sass.FLOW_NONE) | kern.is_barrier, kern.is_barrier,
+                               kern.entry)
+    return kern
+
+
+def _geometry(kern: RecoveredKernel) -> tuple:
+    h = kern.scanned.header
+    return h.warps_per_cta, h.threads_per_cta
+
+
+def stated_targets(kern: RecoveredKernel) -> np.ndarray:
+    """Per PC index, the PC index a branch's line names as its target, ``n_pcs`` where it names none.
+    Tracer versions 4 and later write an instruction's immediate operand as the line's last field, and
+    a BRA's immediate is its target; taken for a branch that can encode one (``sass.encodes_target``)
+    when it is an executed PC other than 0 (the entry: traces that write no target write 0)."""
+    n = kern.n_pcs
+    out = np.full(n, n, np.int64)
+    if kern.scanned.header.tracer_version < 4:
+        return out
+    for i, ins in enumerate(kern.instrs):
+        if ins.imm and kern.flow[i] != sass.FLOW_NONE and sass.encodes_target(ins.opcode):
+            j = int(np.searchsorted(kern.pcs, ins.imm))
+            if j < n and kern.pcs[j] == ins.imm:
+                out[i] = j
+    return out
+
+
+def branch_rules(kern: RecoveredKernel, inferred: np.ndarray) -> list:
+    """(flow, direct-branch target, always jumps) per PC index to recover the paths with, in order of
+    preference: first every branch whose line states a target is direct with that target (a register
+    it reads is then its guard, as in simt-fast's exports) and every thread of its mask jumps there
+    (``sass.jumps_in_mask``), the others as classified with the inferred targets (rule 2); then all as
+    classified with the inferred targets (when no line states a target, or the lines contradict the
+    stated ones)."""
+    stated = stated_targets(kern)
+    given = stated < kern.n_pcs
+    never = np.zeros(kern.n_pcs, np.bool_)
+    if not given.any():
+        return [(kern.flow, inferred, never)]
+    always = given & np.array([sass.jumps_in_mask(ins.opcode) for ins in kern.instrs], np.bool_)
+    return [(np.where(given, sass.FLOW_DIRECT, kern.flow), np.where(given, stated, inferred), always),
+            (kern.flow, inferred, never)]
+
+
+def recover(k: ScannedKernel) -> RecoveredKernel:
+    """Every thread's path (rules 1-3 of docs/trace.md, compiled) and the CFG; a trace no paths
+    explain is a TraceError naming the file, line, thread and warp."""
+    kern = prepare(k)
+    inferred = np.full(kern.n_pcs, kern.n_pcs, np.int64)
+    paths.direct_targets(k.row_flags, k.slots, k.masks, k.warp_info, kern.pc_of_slot, kern.flow, inferred)
+    groups = np.empty(k.n_lines, np.uint32)  # pages never written cost no memory
+    for flow, target, always in branch_rules(kern, inferred):
+        kern.target = target
+        err = np.zeros(5, np.int64)
+        n_groups, codes, kern.thread_insts, kern.empty_lines, kern.addressless = paths.recover_warps(
+            file_order(k), k.row_flags, k.slots, k.masks, k.warp_info, *_geometry(kern), kern.entry,
+            kern.pc_of_slot, flow, target, always, kern.is_mem, kern.n_pcs, groups, err)
+        if not err[paths.ERR_CODE]:
+            break
+    groups.resize(n_groups, refcheck=False)  # in place: the unused tail is given back
+    kern.groups = groups
+    if err[paths.ERR_CODE]:
+        what = paths.PathError(int(err[paths.ERR_LINE]), int(err[paths.ERR_LANE]),
+                               paths.PATH_ERRORS[int(err[paths.ERR_CODE])], int(err[paths.ERR_OTHER]))
+        raise path_error(k, int(err[paths.ERR_KEY]), what)
+    return with_cfg(kern, codes)
+
+
+def cfg_arrays(kern: RecoveredKernel) -> dict:
     """The /cfg and /instr arrays (TraceWriter's ``cfg`` mapping)."""
     cfg = kern.cfg
     instrs = [kern.instrs[int(p)] for p in cfg.instr_pc]
@@ -639,101 +253,79 @@ def _cfg_arrays(kern: _Kernel) -> dict:
     )
 
 
-def _warp_threads(kern: _Kernel, key, n_lanes: int) -> tuple:
-    """One warp's block paths and /mem entries: (path lengths, path, mem counts, mem addresses)."""
-    w = kern.parsed.warps[key]
-    pci, groups = kern.pc_index[key], kern.groups[key]
-    lane_of, line_of = paths.lane_sequences(groups)
-    seq = pci[line_of]
-    lead = kern.cfg.is_leader[seq]
-    blocks, block_lanes = kern.cfg.block_of_pc[seq[lead]], lane_of[lead]
-    exit_block = kern.cfg.n_blocks - 1
-    lanes = np.arange(n_lanes)
-    order = np.lexsort((np.concatenate([np.flatnonzero(lead), np.full(n_lanes, len(seq))]),
-                        np.concatenate([block_lanes, lanes])))
-    path = np.concatenate([blocks, np.full(n_lanes, exit_block)])[order]
-    path_len = np.bincount(block_lanes, minlength=WARP)[:n_lanes] + 1
-
-    mem = kern.is_mem[seq]
-    lines, mem_lanes = line_of[mem], lane_of[mem].astype(np.uint64)
-    masks = w.mask[lines].astype(np.uint64)
-    in_mask = ((masks >> mem_lanes) & 1).astype(np.bool_)
-    addr = np.where(in_mask, np.uint64(0), NO_ACCESS)  # lines without addresses (LDC, TEX, ...): offset 0
-    listed = in_mask & w.has_addr[lines]
-    below = masks[listed] & ((np.uint64(1) << mem_lanes[listed]) - np.uint64(1))
-    picked = w.addrs[w.addr_ptr[lines[listed]] + np.bitwise_count(below).astype(np.int64)]
-    base = kern.addr_base[pci[lines[listed]]]
-    # shared/local addresses in the generic window become offsets in the CTA's / thread's window
-    addr[listed] = np.where((base > 0) & (picked >= base), picked - base, picked)
-    mem_len = np.bincount(mem_lanes.astype(np.int64), minlength=WARP)[:n_lanes]
-    return path_len, path, mem_len, addr
+def cta_ranges(k: ScannedKernel) -> list:
+    """Consecutive CTA ranges of about BATCH_ROWS trace lines each."""
+    h, batch_rows = k.header, BATCH_ROWS
+    rows = (k.warp_info[:, DONE] - 1).reshape(h.n_ctas, h.warps_per_cta).sum(axis=1)
+    ends = np.searchsorted(np.cumsum(rows), np.arange(batch_rows, int(rows.sum()), batch_rows), side="right")
+    bounds = np.unique(np.concatenate([[0], ends, [h.n_ctas]]))
+    return [range(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:])]
 
 
-def _cta_batches(kern: _Kernel) -> Iterator[tuple]:
-    """(path_ptr, path, mem_ptr, mem_addr) per thread block, in CTA linear order."""
-    h = kern.parsed.header
-    tpc = int(np.prod(h.block))
-    for cta in range(int(np.prod(h.grid))):
-        parts = [_warp_threads(kern, (cta, w), min(WARP, tpc - w * WARP)) for w in range(_warps_per_cta(h))]
-        path_ptr = np.concatenate([[0], np.cumsum(np.concatenate([p[0] for p in parts]))]).astype(np.int64)
-        mem_ptr = np.concatenate([[0], np.cumsum(np.concatenate([p[2] for p in parts]))]).astype(np.int64)
-        yield (path_ptr, np.concatenate([p[1] for p in parts]).astype(np.uint32), mem_ptr,
-               np.concatenate([p[3] for p in parts]).astype(np.uint64))
+def cta_batches(kern: RecoveredKernel) -> Iterator[tuple]:
+    """(path_ptr, path, mem_ptr, mem_addr) per batch of consecutive thread blocks, in CTA linear order."""
+    k, cfg = kern.scanned, kern.cfg
+    for ctas in cta_ranges(k):
+        yield paths.emit_threads(np.arange(ctas.start, ctas.stop, dtype=np.int64), k.row_flags, k.slots, k.masks,
+                                 k.addr_bytes, kern.groups, k.warp_info, *_geometry(kern), kern.pc_of_slot, kern.is_mem,
+                                 kern.addr_base, cfg.is_leader, cfg.block_of_pc, cfg.n_blocks - 1)
 
 
-def _attrs(kern: _Kernel, summary: ImportSummary) -> dict:
-    h = kern.parsed.header
-    return {"source": "accel-sim", "accelsim_file": Path(kern.parsed.name).name, "accelsim_kernel_id": h.kernel_id,
-            "accelsim_tracer_version": h.tracer_version, "binary_version": h.binary_version,
-            "warp_inst_lines": summary.warp_lines, "accelsim_thread_insts": summary.mask_thread_insts,
-            "predicated_off_thread_insts": summary.predicated_off}
-
-
-def _summary(kern: _Kernel, out) -> ImportSummary:
-    k = kern.parsed
-    thread_insts = sum(int(np.bitwise_count(g).sum()) for g in kern.groups.values())
-    empty = sum(int((g == 0).sum()) for g in kern.groups.values())
-    addressless = sum(int((kern.is_mem[kern.pc_index[key]] & ~w.has_addr).sum()) for key, w in k.warps.items())
+def summary(kern: RecoveredKernel, out) -> ImportSummary:
+    k = kern.scanned
     unknown = sorted({sass.family(ins.opcode) for ins in kern.instrs if not ins.info.known})
     return ImportSummary(
         kernel=k.header.kernel, source=k.name, out=None if out is None else str(out), grid=k.header.grid,
-        block=k.header.block, warp_lines=k.n_lines,
-        mask_thread_insts=k.mask_insts, thread_insts=thread_insts, predicated_off=thread_insts - k.mask_insts,
-        n_threads=int(np.prod(k.header.grid)) * int(np.prod(k.header.block)), n_blocks=kern.cfg.n_blocks,
-        n_edges=len(kern.cfg.succ_idx), empty_lines=empty, addressless_mem_lines=addressless,
-        unknown_opcodes=unknown,
+        block=k.header.block, warp_lines=k.n_lines, mask_thread_insts=k.mask_insts, thread_insts=kern.thread_insts,
+        predicated_off=kern.thread_insts - k.mask_insts, n_threads=k.header.n_ctas * k.header.threads_per_cta,
+        n_blocks=kern.cfg.n_blocks, n_edges=len(kern.cfg.succ_idx), empty_lines=kern.empty_lines,
+        addressless_mem_lines=kern.addressless, unknown_opcodes=unknown,
+    )
+
+
+def attrs(kern: RecoveredKernel, s: ImportSummary) -> dict:
+    h = kern.scanned.header
+    return {"source": "accel-sim", "accelsim_file": Path(kern.scanned.name).name, "accelsim_kernel_id": h.kernel_id,
+            "accelsim_tracer_version": h.tracer_version, "binary_version": h.binary_version,
+            "warp_inst_lines": s.warp_lines, "accelsim_thread_insts": s.mask_thread_insts,
+            "predicated_off_thread_insts": s.predicated_off, "accelsim_addressless_mem_lines": s.addressless_mem_lines}
+
+
+def trace_of(kern: RecoveredKernel, batches) -> Trace:
+    """The whole trace in memory from its CTA batches."""
+    batches = list(batches)
+    offsets = np.cumsum([0] + [len(b[1]) for b in batches])
+    mem_offsets = np.cumsum([0] + [len(b[3]) for b in batches])
+    h = kern.scanned.header
+    return Trace(
+        kernel=h.kernel, grid=h.grid, block=h.block, source_sha256=kern.scanned.sha256,
+        path_ptr=np.concatenate([[0]] + [b[0][1:] + o for b, o in zip(batches, offsets)]).astype(np.int64),
+        path=np.concatenate([b[1] for b in batches]).astype(np.uint32),
+        mem_ptr=np.concatenate([[0]] + [b[2][1:] + o for b, o in zip(batches, mem_offsets)]).astype(np.int64),
+        mem_addr=np.concatenate([b[3] for b in batches]).astype(np.uint64),
+        mem_format=MEM_FORMAT, attrs=attrs(kern, summary(kern, None)), **cfg_arrays(kern),
     )
 
 
 def load(path, progress: Progress = None) -> Trace:
     """One Accel-Sim kernel trace (``.traceg`` or ``.traceg.xz``) as a simt-fast Trace with /mem."""
-    kern = _recover(parse_kernel(path, progress))
-    summary = _summary(kern, None)
-    batches = list(_cta_batches(kern))
-    offsets = np.cumsum([0] + [len(b[1]) for b in batches])
-    mem_offsets = np.cumsum([0] + [len(b[3]) for b in batches])
-    h = kern.parsed.header
-    return Trace(
-        kernel=h.kernel, grid=h.grid, block=h.block, source_sha256=kern.parsed.sha256,
-        path_ptr=np.concatenate([[0]] + [b[0][1:] + o for b, o in zip(batches, offsets)]).astype(np.int64),
-        path=np.concatenate([b[1] for b in batches]).astype(np.uint32),
-        mem_ptr=np.concatenate([[0]] + [b[2][1:] + o for b, o in zip(batches, mem_offsets)]).astype(np.int64),
-        mem_addr=np.concatenate([b[3] for b in batches]).astype(np.uint64),
-        mem_format=MEM_FORMAT, attrs=_attrs(kern, summary), **_cfg_arrays(kern),
-    )
+    kern = recover(scan_kernel(path, progress))
+    return trace_of(kern, cta_batches(kern))
 
 
 def convert(path, out, progress: Progress = None) -> ImportSummary:
     """Import one kernel trace into the trace file ``out`` (written atomically); returns the summary."""
-    kern = _recover(parse_kernel(path, progress))
-    summary = _summary(kern, out)
-    h = kern.parsed.header
-    with TraceWriter(out, kernel=h.kernel, grid=h.grid, block=h.block, cfg=_cfg_arrays(kern),
-                     source_sha256=kern.parsed.sha256, attrs=_attrs(kern, summary), with_mem=True,
-                     mem_format=MEM_FORMAT) as writer:
-        for batch in _cta_batches(kern):
+    kern = recover(scan_kernel(path, progress))
+    s = summary(kern, out)
+    h = kern.scanned.header
+    with TraceWriter(out, kernel=h.kernel, grid=h.grid, block=h.block, cfg=cfg_arrays(kern),
+                     source_sha256=kern.scanned.sha256, attrs=attrs(kern, s), with_mem=True, mem_format=MEM_FORMAT,
+                     gzip_level=GZIP_LEVEL) as writer:
+        for batch in cta_batches(kern):
             writer.append(*batch)
-    return summary
+            if progress is not None:  # after reading the text (bytes), writing the threads (CTAs)
+                progress(writer.n_threads // h.threads_per_cta, h.n_ctas, "writing")
+    return s
 
 
 # ---------------------------------------------------------------------------------------------

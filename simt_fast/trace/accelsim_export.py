@@ -95,6 +95,7 @@ class _Program:
     prefix: list  # per instruction: "PC " (hex, as the tracer)
     middle: list  # per instruction: "n_dst [R..] OPCODE n_src [R..] "
     width: list  # per instruction: mem_width field text (None: a memory line without addresses)
+    imm: list  # per instruction: the immediate field text (a direct branch's target PC, else "0 ")
     kind: np.ndarray
     addr_base: np.ndarray
     fall: np.ndarray
@@ -176,9 +177,28 @@ def _program(trace: Trace, binary_version: Optional[int], name: str) -> tuple:
     nb = trace.n_blocks
     fall = np.arange(1, nb + 1, dtype=np.int64)
     fall[nb - 2:] = -1  # the last real block falls into nothing (the exit has no instructions)
-    prog = _Program(prefix, middle, width, kind, addr_base, fall, used, needed, sorted(unknown),
+    imm = [f"{v} " for v in branch_immediates(trace, kind, pcs, fall)]
+    prog = _Program(prefix, middle, width, imm, kind, addr_base, fall, used, needed, sorted(unknown),
                     imported is not None)
     return prog, binary_version
+
+
+def branch_immediates(trace: Trace, kind: np.ndarray, pcs: list, fall: np.ndarray) -> list:
+    """Every instruction's immediate: for the direct branch that ends a block, the PC of the block it
+    jumps to (its successor other than the next block in code order and the exit), as the NVBit
+    tracer writes a BRA's target operand; 0 for every other instruction and for a branch no thread
+    took. The importer reads the target from it (docs/trace.md, *Thread paths*)."""
+    imm = [0] * trace.n_instrs
+    starts = np.asarray(trace.block_start, np.int64)
+    succ_ptr, succ = np.asarray(trace.succ_ptr, np.int64), np.asarray(trace.succ_idx, np.int64)
+    for b in range(trace.n_blocks - 1):
+        last = starts[b + 1] - 1
+        if last < starts[b] or kind[last] != DIRECT:
+            continue
+        taken = [t for t in succ[succ_ptr[b]:succ_ptr[b + 1]] if t != fall[b] and t != trace.exit]
+        if taken:
+            imm[last] = pcs[starts[taken[0]]]
+    return imm
 
 
 def _guard_false(trace: Trace, prog: _Program) -> int:
@@ -233,7 +253,7 @@ def _cta_texts(trace: Trace, prog: _Program, lines, cta_start: int, cta_stop: in
     """The text of each CTA of a range, one string per CTA."""
     gx, gy = int(trace.grid[0]), int(trace.grid[1])
     wpc = -(-trace.threads_per_cta // WARP_SIZE)
-    prefix, middle, width = prog.prefix, prog.middle, prog.width
+    prefix, middle, width, imm = prog.prefix, prog.middle, prog.width, prog.imm
     instr, mask, mode = lines.instr.tolist(), lines.mask.tolist(), lines.mode.tolist()
     stride, addr_ptr, addr = lines.stride.tolist(), lines.addr_ptr.tolist(), lines.addr.tolist()
     warp_ptr = lines.warp_ptr.tolist()
@@ -247,7 +267,7 @@ def _cta_texts(trace: Trace, prog: _Program, lines, cta_start: int, cta_stop: in
                 i = instr[k]
                 m = mode[k]
                 if m == 0 or width[i] is None:
-                    out.append(f"{prefix[i]}{mask[k]:08x} {middle[i]}0 0 \n")
+                    out.append(f"{prefix[i]}{mask[k]:08x} {middle[i]}0 {imm[i]}\n")
                     continue
                 p, q = addr_ptr[k], addr_ptr[k + 1]
                 if m == MODE_STRIDE:
@@ -256,7 +276,7 @@ def _cta_texts(trace: Trace, prog: _Program, lines, cta_start: int, cta_stop: in
                     values = addr[p:q]
                     where = f"2 {values[0]:#x} " + "".join(f"{(y - x + (1 << 63)) % (1 << 64) - (1 << 63)} "
                                                           for x, y in zip(values, values[1:]))
-                out.append(f"{prefix[i]}{mask[k]:08x} {middle[i]}{width[i]}{where}0 \n")
+                out.append(f"{prefix[i]}{mask[k]:08x} {middle[i]}{width[i]}{where}{imm[i]}\n")
             w += 1
         out.append("\n#END_TB\n")
         yield "".join(out)

@@ -2,7 +2,10 @@
 
 Input, per warp: its trace lines in order, each a PC (as an index into the kernel's sorted list
 of executed PCs, so the next instruction of ``p`` is ``p + 1``) and a mask. Nothing here reads
-files; :mod:`simt_fast.trace.accelsim` parses and calls these functions.
+files; :mod:`simt_fast.trace.accelsim` scans the text and calls these functions. They are numba
+kernels over the scanner's flat line store (every warp in one call); the plain-Python
+implementation of the same rules, which the differential tests compare them with, is
+:mod:`simt_fast.trace.accelsim_reference`.
 
 **What a mask says.** A line's mask is the active mask AND the guard predicate. A thread in the
 mask executed the instruction with its guard true. A thread missing from it either executed it
@@ -45,11 +48,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._jit import helper, hot_helper, jit
 from ..ir.graph import immediate_postdominators
+from .accelsim_scan import popcount32
+from .accelsim_text import (BYTE0, DONE, GROUP0, K_LIST, K_NONE, K_STRIDE, KIND_BITS, LANES, MASK0, NEW_GROUP,
+                            NEW_MASK, NEW_SLOT, ROW0, SLOT0)
+from .model import NO_ACCESS
 from .sass import FLOW_DIRECT, FLOW_EXIT, FLOW_INDIRECT, FLOW_NONE
-
-LANES = 32
-_LANE_BITS = np.arange(LANES, dtype=np.uint32)
 
 
 class PathError(Exception):
@@ -67,197 +72,511 @@ class PathError(Exception):
         self.other = other
 
 
-# ---------------------------------------------------------------------------------------------
-# Landings and direct-branch targets (rule 2)
-# ---------------------------------------------------------------------------------------------
+# What a PathError says, by code (the compiled recovery reports codes).
+NO_LANE, UNREACHED, AFTER_EXIT, NOT_A_BRANCH, LOST, NO_EXIT = range(1, 7)
+PATH_ERRORS = {
+    NO_LANE: "is in the mask but the CTA has no thread in that lane",
+    UNREACHED: "is in the mask, but no line before leads it here from the warp's first instruction",
+    AFTER_EXIT: "is in the mask but exited on {other}",
+    NOT_A_BRANCH: "is in the mask, but its previous instruction ({other}) is not a branch and the lines in between "
+                  "do not lead here",
+    LOST: "takes this branch but never appears in a later line's mask, so it never reaches an EXIT",
+    NO_EXIT: "never executes an EXIT with its guard true (this is its last line)",
+}
+ERR_CODE, ERR_KEY, ERR_LINE, ERR_LANE, ERR_OTHER = range(5)  # the ``err`` array of the kernels
+
+_DEBRUIJN = np.array([0, 1, 28, 2, 29, 14, 24, 3, 30, 22, 20, 15, 25, 17, 4, 8, 31, 27, 13, 23, 21, 19, 16, 7, 26, 12,
+                      18, 6, 11, 5, 10, 9], np.int64)
+_NO_ACCESS = np.uint64(NO_ACCESS)
 
 
-def in_mask_matrix(mask: np.ndarray) -> np.ndarray:
-    """bool[n_lines, 32]: lane in the line's mask."""
-    return ((np.asarray(mask, np.uint32)[:, None] >> _LANE_BITS) & 1).astype(np.bool_)
+@hot_helper
+def _lane(low):
+    """Index of the single set bit of ``low`` (a 32-bit lane mask)."""
+    return _DEBRUIJN[((low * 0x077CB531) & 0xFFFFFFFF) >> 27]
 
 
-def landings(pc: np.ndarray, mask: np.ndarray, is_branch_line: np.ndarray) -> tuple:
-    """For every branch line, each lane's landing: the PC of its next line with it in the mask.
-
-    Returns ``(rows, land)``: ``rows`` the branch line indices, ``land`` int64[len(rows), 32]
-    (-1 where the lane is not in the mask, or never appears in a mask again).
-    """
-    rows = np.flatnonzero(is_branch_line)
-    land = np.full((len(rows), LANES), -1, np.int64)
-    if not len(rows):
-        return rows, land
-    row_of = np.full(len(pc), -1, np.int64)
-    row_of[rows] = np.arange(len(rows))
-    lane_of, line_of = np.nonzero(in_mask_matrix(mask).T)  # sorted by lane, then line
-    same_lane = lane_of[:-1] == lane_of[1:]
-    src, dst, lane = line_of[:-1][same_lane], line_of[1:][same_lane], lane_of[:-1][same_lane]
-    keep = is_branch_line[src]
-    land[row_of[src[keep]], lane[keep]] = pc[dst[keep]]
-    return rows, land
+@hot_helper
+def _varint(buf, pos):
+    """(value as int64 bits, next position) of the LEB128 varint at buf[pos:]."""
+    z = 0
+    shift = 0
+    while True:
+        b = np.int64(buf[pos])
+        pos += 1
+        z |= (b & 0x7F) << shift
+        if b < 0x80:
+            return z, pos
+        shift += 7
 
 
-def lowest_direct_landings(pc: np.ndarray, mask: np.ndarray, flow: np.ndarray, target: np.ndarray) -> None:
-    """Lower ``target[b]`` (int64 per PC, ``n_pcs`` = unknown) to the lowest landing other than
-    ``b + 1`` seen at direct branch ``b`` in this warp (rule 2)."""
-    rows, land = landings(pc, mask, flow[pc] == FLOW_DIRECT)
-    if not len(rows):
-        return
-    b = pc[rows]
-    big = len(target)
-    candidates = np.where((land >= 0) & (land != (b + 1)[:, None]), land, big)
-    np.minimum.at(target, b, candidates.min(axis=1))
+@hot_helper
+def _unzigzag(z):
+    return ((z >> 1) & 0x7FFFFFFFFFFFFFFF) ^ -(z & 1)
 
 
-# ---------------------------------------------------------------------------------------------
-# Recovery (rules 1-3)
-# ---------------------------------------------------------------------------------------------
-
-
-def recover_groups(pc: np.ndarray, mask: np.ndarray, flow: np.ndarray, target: np.ndarray,
-                   lanes: int, entry: int) -> np.ndarray:
-    """The group (uint32 lane mask of the threads that executed it) of every line of one warp.
-
-    ``pc``: int64 PC index per line; ``mask``: the lines' masks; ``flow``: FLOW_* per PC index;
-    ``target``: direct-branch targets per PC index (``len(target)`` = unknown); ``lanes``: the
-    warp's threads as a lane mask; ``entry``: the PC index every thread starts at.
-    """
-    pcs = pc.tolist()
-    masks = mask.tolist()
-    flows = flow.tolist()
-    jumps = _jumps(pc, mask, flow, target)
-    groups: list = []
-    at = {entry: lanes}  # current PC index -> lanes there (n_pcs: fell past the last PC)
-    for i, p in enumerate(pcs):
-        m = masks[i]
-        g = at.pop(p, 0)
-        if m & ~g:
-            g |= _repair(i, p, m & ~g, pcs, masks, flows, groups, at, lanes)
-        groups.append(g)
-        f = flows[p]
-        if f == FLOW_NONE:
-            at[p + 1] = at.get(p + 1, 0) | g
-            continue
-        rest = g & ~m  # guard false: no jump, no exit
-        if rest:
-            at[p + 1] = at.get(p + 1, 0) | rest
-        if f == FLOW_EXIT:
-            continue
-        moves = jumps[i]
-        if isinstance(moves, PathError):
-            raise moves
-        for dest, bits in moves:
-            at[dest] = at.get(dest, 0) | bits
-    left = 0
-    for bits in at.values():
-        left |= bits
-    if left:
-        lane = (left & -left).bit_length() - 1
-        last = max((k for k, g in enumerate(groups) if (g >> lane) & 1), default=0)
-        raise PathError(last, lane, "never executes an EXIT with its guard true (this is its last line)")
-    return np.array(groups, np.uint32)
-
-
-def _jumps(pc: np.ndarray, mask: np.ndarray, flow: np.ndarray, target: np.ndarray) -> dict:
-    """Rule 2 for every branch line: line -> [(destination PC index, lanes)] for the lanes in its
-    mask (or the PathError of a lane that never shows up again)."""
-    rows, land = landings(pc, mask, (flow[pc] == FLOW_DIRECT) | (flow[pc] == FLOW_INDIRECT))
-    if not len(rows):
-        return {}
-    b = pc[rows]
-    t_direct = np.where(flow[b] == FLOW_DIRECT, target[b], len(flow))[:, None]
-    nxt = (b + 1)[:, None]
-    # landing on the next instruction: not taken (BRA.DIV on a converged warp), nothing skipped
-    dest = np.where((t_direct <= land) & (land != nxt), t_direct, land)
-    in_mask = in_mask_matrix(mask[rows])
-    lost = in_mask & (land < 0)
-    lowest = np.where(in_mask, dest, np.iinfo(np.int64).max).min(axis=1)
-    highest = np.where(in_mask, dest, -1).max(axis=1)
-    out = {}
-    row_masks = mask[rows].tolist()
-    any_lost = lost.any(axis=1).tolist()
-    for r, (line, lo, hi, m) in enumerate(zip(rows.tolist(), lowest.tolist(), highest.tolist(), row_masks)):
-        if any_lost[r]:
-            lane = int(np.flatnonzero(lost[r])[0])
-            out[line] = PathError(line, lane, "takes this branch but never appears in a later line's mask, "
-                                              "so it never reaches an EXIT")
-        elif hi < 0:
-            out[line] = []
-        elif lo == hi:  # the usual case: every taken thread goes to one place
-            out[line] = [(lo, m)]
+@helper
+def _warp_rows(key, warp_info, row_flags, slots, masks, pc_of_slot, pcs, lmasks):
+    """Decode warp ``key``'s lines (accelsim_text, *The store*): the PC index and mask of each into
+    ``pcs`` and ``lmasks``; returns their count."""
+    r0, n = warp_info[key, ROW0], warp_info[key, DONE] - 1
+    si, mi = warp_info[key, SLOT0], warp_info[key, MASK0]
+    slot = 0
+    m = 0
+    for i in range(n):
+        f = row_flags[r0 + i]
+        if f & NEW_SLOT:
+            slot = np.int64(slots[si])
+            si += 1
         else:
-            by_dest: dict = {}
-            for lane in np.flatnonzero(in_mask[r]).tolist():
-                d = int(dest[r, lane])
-                by_dest[d] = by_dest.get(d, 0) | (1 << lane)
-            out[line] = list(by_dest.items())
-    return out
+            slot += 1
+        if f & NEW_MASK:
+            m = np.int64(masks[mi])
+            mi += 1
+        pcs[i] = pc_of_slot[slot]
+        lmasks[i] = m
+    return n
 
 
-def _repair(i, p, stray, pcs, masks, flows, groups, at, lanes) -> int:
-    """Rule 3 for the lanes in line ``i``'s mask whose current PC is not ``p``; returns them."""
+@jit
+def _longest_warp(warp_info):
+    n = 1
+    for key in range(warp_info.shape[0]):
+        n = max(n, warp_info[key, DONE] - 1)
+    return n
+
+
+# ---------------------------------------------------------------------------------------------
+# Direct-branch targets (rule 2)
+# ---------------------------------------------------------------------------------------------
+
+
+@jit
+def direct_targets(row_flags, slots, masks, warp_info, pc_of_slot, flow, target):
+    """Lower ``target[b]`` (int64 per PC index, ``n_pcs`` = unknown) to the lowest landing other
+    than ``b + 1`` of any thread at any execution of direct branch ``b``, over every warp.
+
+    A lane's landing at a branch line is the PC of its next line with it in the mask: walking a
+    warp's lines backwards, ``next_pc[lane]`` holds it."""
+    n_max = _longest_warp(warp_info)
+    pcs, lmasks = np.zeros(n_max, np.int64), np.zeros(n_max, np.int64)
+    next_pc = np.zeros(LANES, np.int64)
+    for key in range(warp_info.shape[0]):
+        n = _warp_rows(key, warp_info, row_flags, slots, masks, pc_of_slot, pcs, lmasks)
+        next_pc[:] = -1
+        for i in range(n - 1, -1, -1):
+            p = pcs[i]
+            m = lmasks[i]
+            if flow[p] == FLOW_DIRECT:
+                best = target[p]
+                mm = m
+                while mm:
+                    low = mm & -mm
+                    mm ^= low
+                    land = next_pc[_lane(low)]
+                    if land >= 0 and land != p + 1 and land < best:
+                        best = land
+                target[p] = best
+            while m:
+                low = m & -m
+                m ^= low
+                next_pc[_lane(low)] = p
+
+
+# ---------------------------------------------------------------------------------------------
+# Recovery of one warp (rules 1-3)
+# ---------------------------------------------------------------------------------------------
+
+
+@helper
+def _fail(err, code, line, lane, other):
+    err[ERR_CODE] = code
+    err[ERR_LINE] = line
+    err[ERR_LANE] = lane
+    err[ERR_OTHER] = other
+    return False
+
+
+@hot_helper
+def _put(at_pc, at_bits, n_at, pc, bits):
+    """Add ``bits`` to the lanes at ``pc``; returns the new entry count."""
+    for k in range(n_at):
+        if at_pc[k] == pc:
+            at_bits[k] |= bits
+            return n_at
+    at_pc[n_at] = pc
+    at_bits[n_at] = bits
+    return n_at + 1
+
+
+@helper
+def _branch_lanes(pcs, lmasks, n, flow):
+    """Upper bound of the move entries of a warp: the lanes in its branch lines' masks."""
+    total = 0
+    for i in range(n):
+        f = flow[pcs[i]]
+        if f == FLOW_DIRECT or f == FLOW_INDIRECT:
+            total += popcount32(lmasks[i])
+    return total
+
+
+@helper
+def _moves(pcs, lmasks, n, flow, target, always, next_pc, move_first, move_count, move_dest, move_bits):
+    """Rule 2 for every branch line of the warp: where the lanes of its mask go, as entries
+    (destination PC index, lanes) at ``move_first[i]``, ``move_count[i]`` of them; one entry with
+    destination -1 and the lowest such lane when a lane never shows up in a later mask.
+    ``always[p]``: the direct branch at ``p`` jumps for every lane of its mask (its target stated)."""
+    for lane in range(LANES):
+        next_pc[lane] = -1
+    used = 0
+    for i in range(n - 1, -1, -1):
+        p = pcs[i]
+        m = lmasks[i]
+        f = flow[p]
+        move_first[i] = used
+        move_count[i] = 0
+        if (f == FLOW_DIRECT or f == FLOW_INDIRECT) and m:
+            start = used
+            lost = 0
+            mm = m
+            while mm:
+                low = mm & -mm
+                mm ^= low
+                land = next_pc[_lane(low)]
+                if land < 0:
+                    lost |= low
+                    continue
+                dest = land
+                # a direct branch lands at its target; a later landing was predicated off on the way;
+                # landing on the next instruction means not taken (BRA.DIV on a converged warp), unless
+                # the branch always jumps (then the lane went round to it predicated off)
+                if f == FLOW_DIRECT and target[p] <= land and (land != p + 1 or always[p]):
+                    dest = target[p]
+                k = start
+                while k < used and move_dest[k] != dest:
+                    k += 1
+                if k == used:
+                    move_dest[used] = dest
+                    move_bits[used] = low
+                    used += 1
+                else:
+                    move_bits[k] |= low
+            if lost:
+                used = start
+                move_dest[used] = -1
+                move_bits[used] = lost & -lost
+                used += 1
+            move_count[i] = used - start
+        while m:
+            low = m & -m
+            m ^= low
+            next_pc[_lane(low)] = p
+
+
+@helper
+def _repair(i, p, stray, pcs, lmasks, flow, groups, lanes, at_pc, at_bits, n_at, err):
+    """Rule 3 for the lanes of line ``i``'s mask whose current PC is not ``p``. Returns (ok, the
+    lanes moved back here, the new entry count)."""
     fixed = 0
     while stray:
         low = stray & -stray
         stray ^= low
-        lane = low.bit_length() - 1
+        lane = _lane(low)
         if not lanes & low:
-            raise PathError(i, lane, "is in the mask but the CTA has no thread in that lane")
-        back = None  # line where the lane ran past p on a wrong group's lines
-        confirmed = None  # the lane's last line with it in the mask
+            return _fail(err, NO_LANE, i, lane, -1), 0, n_at
+        back = -1  # line where the lane ran past p on a wrong group's lines
+        confirmed = -1  # the lane's last line with it in the mask
         for k in range(i - 1, -1, -1):
             if not groups[k] & low:
                 continue
-            if masks[k] & low:
+            if lmasks[k] & low:
                 confirmed = k
                 break
             if pcs[k] == p:
                 back = k
                 break
-        if back is None:
-            if confirmed is None:
-                raise PathError(i, lane, "is in the mask, but no line before leads it here from the warp's "
-                                         "first instruction")
-            f = flows[pcs[confirmed]]
+        if back < 0:
+            if confirmed < 0:
+                return _fail(err, UNREACHED, i, lane, -1), 0, n_at
+            f = flow[pcs[confirmed]]
             if f == FLOW_EXIT:
-                raise PathError(i, lane, "is in the mask but exited on {other}", confirmed)
+                return _fail(err, AFTER_EXIT, i, lane, confirmed), 0, n_at
             if f == FLOW_NONE:
-                raise PathError(i, lane, "is in the mask, but its previous instruction ({other}) is not a branch "
-                                         "and the lines in between do not lead here", confirmed)
+                return _fail(err, NOT_A_BRANCH, i, lane, confirmed), 0, n_at
             back = confirmed + 1  # a taken jump that landed here directly
         for k in range(back, i):
             groups[k] &= ~low
-        for q, bits in at.items():
-            if bits & low:
-                at[q] = bits & ~low
+        for k in range(n_at):
+            if at_bits[k] & low:
+                at_bits[k] &= ~low
+                if at_bits[k] == 0:
+                    n_at -= 1
+                    at_pc[k] = at_pc[n_at]
+                    at_bits[k] = at_bits[n_at]
                 break
         fixed |= low
-    return fixed
+    return True, fixed, n_at
 
 
-def lane_sequences(groups: np.ndarray) -> tuple:
-    """``(lane_of, line_of)``: every (lane, line) execution of a warp, by lane, then line order."""
-    return np.nonzero(in_mask_matrix(groups).T)
+@helper
+def _recover_warp(pcs, lmasks, n, lanes, entry, flow, groups, move_first, move_count, move_dest, move_bits, at_pc,
+                  at_bits, err):
+    """The group (lanes that executed it) of each of the warp's ``n`` lines, into ``groups``;
+    False with ``err`` filled when no set of paths explains the lines (``_moves`` ran first)."""
+    at_pc[0] = entry
+    at_bits[0] = lanes
+    n_at = 1  # the lanes waiting at each PC index (n_pcs: fell past the last PC)
+    for i in range(n):
+        p = pcs[i]
+        m = lmasks[i]
+        g = 0
+        for k in range(n_at):
+            if at_pc[k] == p:
+                g = at_bits[k]
+                n_at -= 1
+                at_pc[k] = at_pc[n_at]
+                at_bits[k] = at_bits[n_at]
+                break
+        if m & ~g:
+            ok, fixed, n_at = _repair(i, p, m & ~g, pcs, lmasks, flow, groups, lanes, at_pc, at_bits, n_at, err)
+            if not ok:
+                return False
+            g |= fixed
+        groups[i] = g
+        f = flow[p]
+        if f == FLOW_NONE:
+            if g:
+                n_at = _put(at_pc, at_bits, n_at, p + 1, g)
+            continue
+        rest = g & ~m  # guard false: no jump, no exit
+        if rest:
+            n_at = _put(at_pc, at_bits, n_at, p + 1, rest)
+        if f == FLOW_EXIT:
+            continue
+        for k in range(move_first[i], move_first[i] + move_count[i]):
+            if move_dest[k] < 0:
+                return _fail(err, LOST, i, _lane(move_bits[k]), -1)
+            n_at = _put(at_pc, at_bits, n_at, move_dest[k], move_bits[k])
+    left = 0
+    for k in range(n_at):
+        left |= at_bits[k]
+    if left:
+        low = left & -left
+        last = 0
+        for k in range(n - 1, -1, -1):
+            if groups[k] & low:
+                last = k
+                break
+        return _fail(err, NO_EXIT, last, _lane(low), -1)
+    return True
+
+
+@jit
+def recover_warps(order, row_flags, slots, masks, warp_info, wpc, tpc, entry, pc_of_slot, flow, target, always, is_mem,
+                  n_pcs, group_stream, err):
+    """Recover every warp, in the order of the keys ``order`` (the file's); the totals and the CFG's
+    steps. The groups are kept as the masks are (accelsim_text, *The store*): a changed one goes to
+    ``group_stream`` (room for one per line) and its line's flags get NEW_GROUP; ``warp_info``'s
+    GROUP0 column says where each warp's start. Returns (groups kept; step codes ``a * (n_pcs + 1)
+    + b``, unique and sorted, ``b = n_pcs`` the step into the virtual exit; thread instructions;
+    lines no thread executed; memory lines without addresses). On failure ``err`` holds the code,
+    warp key, line, lane and other line, and the codes are empty."""
+    n_max = _longest_warp(warp_info)
+    pcs, lmasks, groups = np.zeros(n_max, np.int64), np.zeros(n_max, np.int64), np.zeros(n_max, np.int64)
+    move_first, move_count = np.zeros(n_max, np.int64), np.zeros(n_max, np.int64)
+    move_dest, move_bits = np.zeros(LANES, np.int64), np.zeros(LANES, np.int64)
+    next_pc = np.zeros(LANES, np.int64)
+    at_pc = np.zeros(LANES + 1, np.int64)
+    at_bits = np.zeros(LANES + 1, np.int64)
+    last = np.zeros(LANES, np.int64)
+    falls = np.zeros(n_pcs + 1, np.bool_)  # step a -> a + 1 seen (the common one, kept out of the set)
+    ends = np.zeros(n_pcs + 1, np.bool_)  # a thread's last PC
+    table = np.full(1 << 10, -1, np.int64)  # other steps: an open-addressing set of codes
+    n_table = 0
+    thread_insts = empty = addressless = n_groups = 0
+    for key in order:
+        n = _warp_rows(key, warp_info, row_flags, slots, masks, pc_of_slot, pcs, lmasks)
+        lanes = (1 << min(LANES, tpc - (key % wpc) * LANES)) - 1
+        need = _branch_lanes(pcs, lmasks, n, flow)
+        if need > len(move_dest):
+            move_dest = np.zeros(2 * need, np.int64)
+            move_bits = np.zeros(2 * need, np.int64)
+        _moves(pcs, lmasks, n, flow, target, always, next_pc, move_first, move_count, move_dest, move_bits)
+        if not _recover_warp(pcs, lmasks, n, lanes, entry, flow, groups, move_first, move_count, move_dest, move_bits,
+                             at_pc, at_bits, err):
+            err[ERR_KEY] = key
+            return 0, np.zeros(0, np.int64), 0, 0, 0
+        r0 = warp_info[key, ROW0]
+        warp_info[key, GROUP0] = n_groups
+        last[:] = -1
+        for i in range(n):
+            p = pcs[i]
+            g = groups[i]
+            if i == 0 or g != groups[i - 1]:
+                row_flags[r0 + i] |= NEW_GROUP
+                group_stream[n_groups] = g
+                n_groups += 1
+            else:
+                row_flags[r0 + i] &= ~NEW_GROUP
+            thread_insts += popcount32(g)
+            if g == 0:
+                empty += 1
+            if is_mem[p] and (row_flags[r0 + i] & KIND_BITS) == K_NONE:
+                addressless += 1
+            while g:
+                low = g & -g
+                g ^= low
+                lane = _lane(low)
+                a = last[lane]
+                last[lane] = p
+                if a < 0:
+                    continue
+                if p == a + 1:
+                    falls[a] = True
+                    continue
+                code = a * (n_pcs + 1) + p
+                if 2 * (n_table + 1) > len(table):
+                    old = table
+                    table = np.full(2 * len(old), -1, np.int64)
+                    for c in old:
+                        if c >= 0:
+                            b = (c * 0x9E3779B1) & (len(table) - 1)
+                            while table[b] >= 0:
+                                b = (b + 1) & (len(table) - 1)
+                            table[b] = c
+                b = (code * 0x9E3779B1) & (len(table) - 1)
+                while table[b] >= 0 and table[b] != code:
+                    b = (b + 1) & (len(table) - 1)
+                if table[b] < 0:
+                    table[b] = code
+                    n_table += 1
+        for lane in range(LANES):
+            if last[lane] >= 0:
+                ends[last[lane]] = True
+    codes = np.empty(n_table + 2 * (n_pcs + 1), np.int64)
+    k = 0
+    for c in table:
+        if c >= 0:
+            codes[k] = c
+            k += 1
+    for a in range(n_pcs + 1):
+        if falls[a]:
+            codes[k] = a * (n_pcs + 1) + a + 1
+            k += 1
+        if ends[a]:
+            codes[k] = a * (n_pcs + 1) + n_pcs
+            k += 1
+    return n_groups, np.sort(codes[:k]), thread_insts, empty, addressless
+
+
+@hot_helper
+def _next_group(row_flags, r, group_stream, gi, g):
+    """The group of line ``r`` given the previous line's ``g`` and the stream position ``gi``."""
+    if row_flags[r] & NEW_GROUP:
+        return np.int64(group_stream[gi]), gi + 1
+    return g, gi
+
+
+@jit
+def emit_threads(ctas, row_flags, slots, masks, addr_bytes, group_stream, warp_info, wpc, tpc, pc_of_slot, is_mem,
+                 addr_base, is_leader, block_of_pc, exit_block):
+    """Every thread of the CTAs ``ctas`` (consecutive, CTA linear order): its block path and its
+    /mem entries, from the groups :func:`recover_warps` kept. Returns (path_ptr, path, mem_ptr,
+    mem) with local CSR offsets from 0."""
+    n_max = 1
+    for c in ctas:
+        for w in range(wpc):
+            n_max = max(n_max, warp_info[c * wpc + w, DONE] - 1)
+    pcs, lmasks = np.zeros(n_max, np.int64), np.zeros(n_max, np.int64)
+    n_threads = len(ctas) * tpc
+    path_len = np.ones(n_threads, np.int64)  # the virtual exit ends every path
+    mem_len = np.zeros(n_threads, np.int64)
+    for ci in range(len(ctas)):
+        for w in range(wpc):
+            key = ctas[ci] * wpc + w
+            n = _warp_rows(key, warp_info, row_flags, slots, masks, pc_of_slot, pcs, lmasks)
+            r0, gi, g = warp_info[key, ROW0], warp_info[key, GROUP0], 0
+            t0 = ci * tpc + w * LANES
+            for i in range(n):
+                g, gi = _next_group(row_flags, r0 + i, group_stream, gi, g)
+                p = pcs[i]
+                if not is_leader[p] and not is_mem[p]:
+                    continue
+                gg = g
+                while gg:
+                    low = gg & -gg
+                    gg ^= low
+                    t = t0 + _lane(low)
+                    path_len[t] += is_leader[p]
+                    mem_len[t] += is_mem[p]
+    path_ptr = np.zeros(n_threads + 1, np.int64)
+    mem_ptr = np.zeros(n_threads + 1, np.int64)
+    path_ptr[1:] = np.cumsum(path_len)
+    mem_ptr[1:] = np.cumsum(mem_len)
+    path = np.empty(path_ptr[-1], np.uint32)
+    mem = np.empty(mem_ptr[-1], np.uint64)
+    path_at = path_ptr[:-1].copy()
+    mem_at = mem_ptr[:-1].copy()
+    listed = np.zeros(LANES, np.int64)  # the current line's addresses, thread by thread of its mask
+    for ci in range(len(ctas)):
+        for w in range(wpc):
+            key = ctas[ci] * wpc + w
+            n = _warp_rows(key, warp_info, row_flags, slots, masks, pc_of_slot, pcs, lmasks)
+            r0, gi, g = warp_info[key, ROW0], warp_info[key, GROUP0], 0
+            t0 = ci * tpc + w * LANES
+            pos = warp_info[key, BYTE0]
+            prev = 0
+            for i in range(n):
+                g, gi = _next_group(row_flags, r0 + i, group_stream, gi, g)
+                p = pcs[i]
+                m = lmasks[i]
+                kind = row_flags[r0 + i] & KIND_BITS
+                if kind == K_LIST:
+                    for k in range(popcount32(m)):
+                        z, pos = _varint(addr_bytes, pos)
+                        prev += _unzigzag(z)
+                        listed[k] = prev
+                elif kind == K_STRIDE:
+                    z, pos = _varint(addr_bytes, pos)
+                    prev += _unzigzag(z)
+                    z, pos = _varint(addr_bytes, pos)
+                    stride = _unzigzag(z)
+                    for k in range(popcount32(m)):
+                        listed[k] = prev + k * stride
+                if not is_leader[p] and not is_mem[p]:
+                    continue
+                base = addr_base[p]
+                rank = 0  # lanes of the mask below the current one (the group holds the mask; lanes in order)
+                gg = g
+                while gg:
+                    low = gg & -gg
+                    gg ^= low
+                    t = t0 + _lane(low)
+                    if is_leader[p]:
+                        path[path_at[t]] = block_of_pc[p]
+                        path_at[t] += 1
+                    if is_mem[p]:
+                        if not m & low:
+                            a_out = _NO_ACCESS  # executed with a false guard
+                        elif kind == K_NONE:
+                            a_out = np.uint64(0)  # the line lists no address (LDC, texture, ...): offset 0
+                        else:
+                            a_out = np.uint64(listed[rank])
+                            # shared/local addresses in the generic window become offsets in it
+                            if base > np.uint64(0) and a_out >= base:
+                                a_out -= base
+                        mem[mem_at[t]] = a_out
+                        mem_at[t] += 1
+                    if m & low:
+                        rank += 1
+    for t in range(n_threads):
+        path[path_at[t]] = exit_block
+    return path_ptr, path, mem_ptr, mem
 
 
 # ---------------------------------------------------------------------------------------------
 # CFG
 # ---------------------------------------------------------------------------------------------
-
-
-def transitions(pc: np.ndarray, groups: np.ndarray, n_pcs: int) -> np.ndarray:
-    """Unique codes ``a * (n_pcs + 1) + b`` of every step a -> b of the warp's threads; ``b = n_pcs``
-    is the step into the virtual exit (a thread's last PC)."""
-    lane_of, line_of = lane_sequences(groups)
-    if not len(lane_of):
-        return np.zeros(0, np.int64)
-    seq = pc[line_of]
-    nxt = np.empty_like(seq)
-    nxt[:-1] = seq[1:]
-    last = np.ones(len(seq), np.bool_)
-    last[:-1] = lane_of[:-1] != lane_of[1:]
-    nxt[last] = n_pcs
-    return np.unique(seq * (n_pcs + 1) + nxt)
 
 
 @dataclass

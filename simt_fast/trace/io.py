@@ -157,8 +157,10 @@ class TraceWriter:
         attrs: Optional[Mapping] = None,
         with_mem: bool = False,
         mem_format: str = "",
+        gzip_level: int = COMPRESSION["compression_opts"],
     ):
         self.path = Path(path)
+        self._compression = {**COMPRESSION, "compression_opts": int(gzip_level)}
         self.mem_format = str(mem_format or "")
         self.kernel = str(kernel)
         self.grid = _triple("grid", grid)
@@ -233,20 +235,20 @@ class TraceWriter:
             g.create_dataset("text", data=np.array(texts, dtype=object), dtype=strings)
             g = self._h5.create_group("threads")
             self._ptr = g.create_dataset(
-                "path_ptr", data=np.zeros(1, np.int64), maxshape=(None,), chunks=(PTR_CHUNK,), **COMPRESSION
+                "path_ptr", data=np.zeros(1, np.int64), maxshape=(None,), chunks=(PTR_CHUNK,), **self._compression
             )
             self._path = g.create_dataset(
-                "path", shape=(0,), dtype=self.path_dtype, maxshape=(None,), chunks=(PATH_CHUNK,), **COMPRESSION
+                "path", shape=(0,), dtype=self.path_dtype, maxshape=(None,), chunks=(PATH_CHUNK,), **self._compression
             )
             if self.with_mem:
                 g = self._h5.create_group("mem")
                 if self.mem_format:
                     g.attrs["format"] = self.mem_format  # "": the older layout (kept as read)
                 self._mem_ptr = g.create_dataset(
-                    "mem_ptr", data=np.zeros(1, np.int64), maxshape=(None,), chunks=(PTR_CHUNK,), **COMPRESSION
+                    "mem_ptr", data=np.zeros(1, np.int64), maxshape=(None,), chunks=(PTR_CHUNK,), **self._compression
                 )
                 self._mem_addr = g.create_dataset(
-                    "mem_addr", shape=(0,), dtype=np.uint64, maxshape=(None,), chunks=(PATH_CHUNK,), **COMPRESSION
+                    "mem_addr", shape=(0,), dtype=np.uint64, maxshape=(None,), chunks=(PATH_CHUNK,), **self._compression
                 )
         except BaseException as e:
             self._fail(e)
@@ -314,7 +316,7 @@ class TraceWriter:
             staged = sum(v.nbytes for _, parts in self._staged.values() for v in parts)
             _storage.reserve(self._fd, staged + staged // 8 + FLUSH_RESERVE)
             for ds, parts in self._staged.values():
-                self._grow(ds, np.concatenate(parts))
+                self._grow(ds, parts[0] if len(parts) == 1 else np.concatenate(parts))
         except BaseException as e:
             self._fail(e)
             raise
@@ -640,7 +642,7 @@ class _ContentHash:
 
     def array(self, name: str, values) -> None:
         arr = np.ascontiguousarray(np.asarray(values).astype(self.CANONICAL[name], copy=False))
-        self.parts.setdefault(name, hashlib.sha256()).update(arr.tobytes())
+        self.parts.setdefault(name, hashlib.sha256()).update(arr)  # the array's bytes, without a copy
 
     def strings(self, name: str, items) -> None:
         h = self.parts.setdefault(name, hashlib.sha256())

@@ -108,6 +108,17 @@ def family(opcode: str) -> str:
     return opcode.split(".", 1)[0]
 
 
+def encodes_target(opcode: str) -> bool:
+    """A branch whose instruction can encode its one target (``BRA``, ``JMP``, ``CALL`` ...)."""
+    return family(opcode) in _DIRECT
+
+
+def jumps_in_mask(opcode: str) -> bool:
+    """A direct branch every thread of whose mask jumps: not ``BRA.DIV`` / ``BRA.CONV``, which jump
+    only when the warp is diverged / converged."""
+    return not {"DIV", "CONV"} & set(opcode.split(".")[1:])
+
+
 def classify(opcode: str, n_src_regs: int = 0) -> OpInfo:
     """Classify a SASS opcode (with modifiers). A direct branch that reads a register
     (``CALL.ABS R4``) jumps where the register says, so it is indirect."""
