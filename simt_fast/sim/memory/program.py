@@ -39,7 +39,7 @@ MemoryProgram = namedtuple("MemoryProgram", [
     "stride",  # entries between a thread's consecutive entries in `addr` (INTERLEAVE, or 1)
     "addr",  # int64[...]: the trace's /mem/mem_addr, interleaved (NO_ACCESS = -1, also the padding)
 ])
-INTERLEAVE = 32  # threads whose entries are interleaved
+INTERLEAVE = 32  # threads whose entries are interleaved (a power of two: `memory.issue` masks by it)
 MAX_PADDING = 2  # interleave only if that takes at most this many times the trace's entries
 
 # a run's model state, allocated in Python (the kernels never allocate)
