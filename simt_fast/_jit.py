@@ -172,3 +172,35 @@ def announce_compile(dispatcher, what: str, seconds: int, args=None) -> None:
     _announced.add((dispatcher, what))
     print(f"simt-fast: compiling {what} (first run only, about {seconds} s of CPU; "
           f"`simt-fast warm` compiles every kernel ahead)", file=sys.stderr, flush=True)
+
+
+def _prefetch_intrinsic():
+    """``prefetch(array, index)``: ask the host CPU to bring ``array[index]``'s cache line in (LLVM's
+    ``llvm.prefetch``, for a read, into every cache level); no effect on any result, never faults
+    (an index past the array is harmless). A no-op in plain Python (``NUMBA_DISABLE_JIT``)."""
+    if numba.config.DISABLE_JIT:
+        def prefetch(array, index):
+            return None
+        return prefetch
+    from llvmlite import ir
+    from numba.core import cgutils
+    from numba.extending import intrinsic
+
+    @intrinsic
+    def prefetch(typingctx, array, index):
+        def codegen(context, builder, signature, args):
+            aryty = signature.args[0]
+            ary = context.make_array(aryty)(context, builder, args[0])
+            ptr = builder.gep(ary.data, [args[1]])
+            i8p = ir.IntType(8).as_pointer()
+            i32 = ir.IntType(32)
+            fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32]),
+                                                "llvm.prefetch.p0")
+            builder.call(fn, [builder.bitcast(ptr, i8p), ir.Constant(i32, 0), ir.Constant(i32, 3), ir.Constant(i32, 1)])
+            return context.get_dummy_value()
+        return _nbtypes.void(array, index), codegen
+
+    return prefetch
+
+
+prefetch = _prefetch_intrinsic()

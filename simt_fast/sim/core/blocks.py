@@ -272,6 +272,14 @@ def release_barrier(mech, cta, w0, wpc, st, rt, winfo, now, pos, path, succ_ptr,
 
 
 @helper
+def order_row(order_n, sm_res, sm, WS, w):
+    """The row of ``order`` (the GTO age order) that holds warp slot ``w`` of ``sm``: one per scheduler
+    (slot % n_sched), so that a scheduler's walk reads its own warps only, not the whole SM's."""
+    n_sched = order_n.shape[0] // sm_res.shape[0]
+    return sm * n_sched + (w - sm * WS) % n_sched
+
+
+@helper
 def dispatch_cta(mech, sm, c, cta, now, W, wpc, WS, tpc, path_ptr, path, exit_b, st, winfo, sb, pos, cta_live,
                  order, order_n, sm_res, g, ev, rt):
     """Place CTA ``cta`` in CTA slot ``c`` of ``sm``: its warps start converged at the entry block."""
@@ -309,8 +317,9 @@ def dispatch_cta(mech, sm, c, cta, now, W, wpc, WS, tpc, path_ptr, path, exit_b,
         elif live != 0:
             st_append(st, winfo, w, 0, 0, live, -1, -1, -1, now)
         live_total += popcount(live)
-        order[sm, order_n[sm]] = w
-        order_n[sm] += 1
+        row = order_row(order_n, sm_res, sm, WS, w)
+        order[row, order_n[row]] = w
+        order_n[row] += 1
         if ev.shape[0] > 0:
             emit_tables(ev, g, now, st, rt, winfo, w)
     cta_live[cta] = live_total

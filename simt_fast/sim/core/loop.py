@@ -19,7 +19,8 @@ from ..mech._tables import S_BLK, S_EXP, S_MASK, S_OFF, S_RPCB, S_RPCO, S_STATE,
 from ..program import BRANCH, POLICY_GTO
 from ..stats import G_CYCLES, G_EPOCH, G_ERR, G_EXPANDED, G_IDLE, G_THREAD_INSTS, G_VKEY, G_WARP_INSTS
 from ..visits import ERR_MAX_CYCLES, ERR_REPLAY, NEVER, hand_out, idle_since, next_visit, simd_idle, sm_must_replay
-from .blocks import advance, arrive_at_barrier, blame, dispatch_cta, early_arrival, release_barrier, schedulable
+from .blocks import advance, arrive_at_barrier, blame, dispatch_cta, early_arrival, order_row, release_barrier, \
+    schedulable
 from .scoreboard import SB_M0, SB_RMAX, SB_RUNION, SB_T0, sb_write, sb_write_lane
 from .state import RAN_EPOCH, RAN_MASK, SB_ENTRY
 
@@ -178,7 +179,7 @@ def run(p, prog, m, s, out, mp, mr):
                     continue
                 # warps of this scheduler (slots k, k + n_sched, ...), in policy order
                 nk = (WS - k + n_sched - 1) // n_sched
-                n_w = order_n[sm] + 1 if policy == POLICY_GTO else nk
+                n_w = order_n[sm * n_sched + k] + 1 if policy == POLICY_GTO else nk
                 issued_k = False
                 k_nt = INF
                 k_width = occ
@@ -190,8 +191,8 @@ def run(p, prog, m, s, out, mp, mr):
                             if w < 0:
                                 continue
                         else:
-                            w = order[sm, jj - 1]
-                            if w == last[sm, k] or (w - sm * WS) % n_sched != k:
+                            w = order[sm * n_sched + k, jj - 1]  # (this scheduler's warps: `order_row`)
+                            if w == last[sm, k]:
                                 continue
                     else:
                         # loose round robin: walk the slots starting after the one that issued last
@@ -406,7 +407,7 @@ def run(p, prog, m, s, out, mp, mr):
                     for w in range(w0, w0 + wpc):
                         winfo[w, W_CTA] = -1
                         wready[w] = INF
-                        row_list_remove(order, order_n, sm, w)
+                        row_list_remove(order, order_n, order_row(order_n, sm_res, sm, WS, w), w)
                     sm_res[sm] -= 1
                     done += 1
                     last_progress = now

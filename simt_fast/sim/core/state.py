@@ -33,8 +33,8 @@ CoreState = namedtuple("CoreState", [
     "sk_next",  # [n_sms, n_sched]: per scheduler, the earliest cycle any of its warps can issue
     "rr",  # [n_sms, n_sched]: lrr: position of the warp that issued last
     "last",  # [n_sms, n_sched]: gto: the warp that issued last
-    "order",  # [n_sms, WS]: resident warp slots, oldest first (gto)
-    "order_n",  # [n_sms]
+    "order",  # [n_sms * n_sched, WS]: each scheduler's resident warp slots, oldest first (gto; row sm * n_sched + k)
+    "order_n",  # [n_sms * n_sched]
     "sm_retire",  # [n_sms]: 1: a CTA of this SM may have finished (scan its CTA slots)
     "nxt",  # scratch [64]: next block per lane
     "gblk",  # scratch [max successors]: the groups of a block end
@@ -87,7 +87,7 @@ def allocate(p, program) -> tuple:
         sbr=aligned_empty(n_slots * n_regs * record_words(p)), ran=ran,
         wready=np.full(n_slots, NEVER, np.int64), sk_next=np.zeros((p.n_sms, p.n_sched), np.int64),
         rr=np.full((p.n_sms, p.n_sched), -1, np.int64), last=np.full((p.n_sms, p.n_sched), -1, np.int64),
-        order=np.zeros((p.n_sms, p.WS), np.int64), order_n=np.zeros(p.n_sms, np.int64),
+        order=np.zeros((p.n_sms * p.n_sched, p.WS), np.int64), order_n=np.zeros(p.n_sms * p.n_sched, np.int64),
         sm_retire=np.zeros(p.n_sms, np.int64), nxt=np.zeros(64, np.int64), gblk=np.zeros(max_succ, np.int64),
         gmask=np.zeros(max_succ, np.int64), cand=np.zeros(p.W, np.int64),
     )

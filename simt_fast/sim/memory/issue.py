@@ -6,10 +6,18 @@ trace) — and ask :func:`simt_fast.sim.memory.access` when the result is ready.
 Two gathers, one per kernel family: the core's warps are a lane mask over consecutive threads
 (``tbase + lane``); the formation kernel's warps are slot arrays of whatever threads a regrouping
 put together (dwf, tbc), which is where their loads stop coalescing.
+
+A core warp's threads are consecutive, so its gather reads ``start`` once per group of ``stride``
+threads (``start[t]`` = the group's first entry + t's index in the group, `memory.program`; stride
+is 1 or a power of two), not once per lane. Each gather also asks the host to prefetch every
+issuing thread's next entry: a warp issues its next memory instruction many visits later, by when
+that entry is in the host's caches rather than in DRAM (with many SMs resident, thousands of warps
+each stream their own part of a trace's addresses, and a gather missed on nearly every lane).
 """
 
 from __future__ import annotations
 
+from ..._jit import prefetch
 from ._jit import helper
 from .hierarchy import access
 from .layout import NO_ACCESS, P_CTA_THREADS, P_TPC, SPACE_LOCAL, STATE_FIELDS
@@ -28,11 +36,17 @@ def access_mask(mp, mr, sm, key, now, instr, mask, tbase, n_lanes, writes_reg, c
     start = mp.start
     stride = mp.stride
     entries = mp.addr
+    group = -1
     for lane in range(n_lanes):
         t = tbase + lane
         if (mask >> lane) & 1:
-            addr[lane] = entries[start[t] + cursor[t] * stride]
+            if group != t - (t & (stride - 1)):
+                group = t - (t & (stride - 1))
+                first = start[group]
+            at = first + (t - group) + cursor[t] * stride
+            addr[lane] = entries[at]
             cursor[t] += 1
+            prefetch(entries, at + stride)  # the thread's next entry (see the module doc)
         else:
             addr[lane] = NO_ACCESS
     if mp.space[instr] == SPACE_LOCAL:  # (only local memory needs the threads' slots on the SM)
@@ -60,8 +74,10 @@ def access_slots(mp, mr, sm, w, wid, now, instr, wsl, W, writes_reg, res_cta):
     for s in range(W):
         t = wsl[w, s]
         if t >= 0:
-            addr[s] = mp.addr[mp.start[t] + cursor[t] * mp.stride]
+            at = mp.start[t] + cursor[t] * mp.stride  # (a regrouped warp's threads: one start each)
+            addr[s] = mp.addr[at]
             cursor[t] += 1
+            prefetch(mp.addr, at + mp.stride)  # the thread's next entry (see the module doc)
             resident[s] = 0
             if local:
                 c = 0

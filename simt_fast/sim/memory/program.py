@@ -39,7 +39,7 @@ MemoryProgram = namedtuple("MemoryProgram", [
     "stride",  # entries between a thread's consecutive entries in `addr` (INTERLEAVE, or 1)
     "addr",  # int64[...]: the trace's /mem/mem_addr, interleaved (NO_ACCESS = -1, also the padding)
 ])
-INTERLEAVE = 32  # threads whose entries are interleaved
+INTERLEAVE = 32  # threads whose entries are interleaved (a power of two: `memory.issue` masks by it)
 MAX_PADDING = 2  # interleave only if that takes at most this many times the trace's entries
 
 # a run's model state, allocated in Python (the kernels never allocate)
@@ -50,7 +50,7 @@ MemoryRun = namedtuple("MemoryRun", [
     "lane_addr",  # scratch int64[warp_size]: the issuing warp's lanes' addresses
     "lane_resident",  # scratch int64[warp_size]: their threads' slots on the SM (`memory.access`)
     "owner",  # int64[warp keys]: formation: the warp id a warp record's stall interval belongs to
-    "cursor",  # int64[n_threads]: each thread's /mem entries taken so far
+    "cursor",  # int32 (int64 for 2**31 entries or more)[n_threads]: each thread's /mem entries taken so far
 ])
 
 NOTE_PERFECT = ("memory is treated as perfect coalescing: the trace has no per-instruction addresses (/mem); "
@@ -125,11 +125,15 @@ def note(config: SimConfig, trace: Trace) -> str | None:
 
 
 def allocate_memory(config: SimConfig, n_sms: int, n_warp_keys: int, tpc: int, ctas_per_sm: int,
-                    n_threads: int) -> MemoryRun:
+                    n_threads: int, n_entries: int = 0) -> MemoryRun:
     """A fresh model state for one run with the model on (``n_warp_keys``: the warps the kernel keys
-    stall time by; ``tpc`` threads per CTA, ``ctas_per_sm`` CTAs an SM holds)."""
+    stall time by; ``tpc`` threads per CTA, ``ctas_per_sm`` CTAs an SM holds; ``n_entries``: the
+    addresses' entries, so at least any thread's). The cursors are 32-bit unless a thread could have
+    more entries: with many CTAs resident, every gather reads and writes its lanes' cursors, and
+    half the bytes keep more of them in the host's caches."""
     state, params = memory.allocate(config, n_sms, n_warp_keys, tpc, ctas_per_sm)
     w = max(config.warp_size, 1)
+    cursor = np.zeros(max(n_threads, 1), np.int32 if n_entries < 2**31 else np.int64)
     return MemoryRun(state=state, params=params, counters=np.zeros(memory.C_N, np.int64),
                      lane_addr=np.zeros(w, np.int64), lane_resident=np.zeros(w, np.int64),
-                     owner=np.full(max(n_warp_keys, 1), -1, np.int64), cursor=np.zeros(max(n_threads, 1), np.int64))
+                     owner=np.full(max(n_warp_keys, 1), -1, np.int64), cursor=cursor)

@@ -32,8 +32,8 @@ def shared_passes(addrs, n_lanes, nbytes, banks, group, atomic, scratch):
         if pow2 and not atomic:
             # the common case first, without sorting: every bank serves one word (conflict-free or
             # broadcast) - one pass. A second word in a bank sends the group to the general count.
-            for b in range(banks):
-                scratch[BANK_BASE + b] = -1
+            # (which banks hold a word so far: a bit each, banks <= 64, so nothing to clear per access)
+            taken = 0
             used = False
             conflict = False
             for lane in range(g0, g1):
@@ -42,10 +42,11 @@ def shared_passes(addrs, n_lanes, nbytes, banks, group, atomic, scratch):
                     continue
                 used = True
                 for word in range(a >> 2, ((a + last) >> 2) + 1):
-                    b = BANK_BASE + (word & (banks - 1))
-                    if scratch[b] < 0:
-                        scratch[b] = word
-                    elif scratch[b] != word:
+                    bank = word & (banks - 1)
+                    if (taken >> bank) & 1 == 0:
+                        taken |= 1 << bank
+                        scratch[BANK_BASE + bank] = word
+                    elif scratch[BANK_BASE + bank] != word:
                         conflict = True
                         break
                 if conflict:
