@@ -235,8 +235,11 @@ def test_a_signal_during_a_streamed_trace_removes_the_temporary_file(tmp_path, s
     ptx.write_text(LONG)
     out = tmp_path / "slow.h5"
     env = dict(os.environ, PYTHONPATH=str(ROOT))
+    # --max-insts far above the kernel's 31 G thread instructions: on a fast, idle machine the default
+    # budget (derived from the memory available) can be reached before the signal arrives
     proc = subprocess.Popen([sys.executable, "-m", "simt_fast.cli", "trace", str(ptx), "--grid", "20000", "--block",
-                             "256", "--arg", "buf:uint32:1", "-o", str(out)], env=env, cwd=tmp_path,
+                             "256", "--arg", "buf:uint32:1", "--max-insts", str(10**12), "-o", str(out)],
+                            env=env, cwd=tmp_path,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_sigint_default)
     deadline = time.time() + 300
     while time.time() < deadline and not list(tmp_path.glob(".slow.h5.*.tmp")):  # the writer has started
