@@ -108,21 +108,36 @@ def test_every_thread_takes_each_of_its_entries_once(mech, monkeypatch):
     assert np.array_equal(runs[-1].cursor, np.diff(trace.mem_ptr))
 
 
-def test_address_layout_holds_each_threads_entries_in_order():
-    """The kernels' layout (memory/program.py): entry j of thread t at start[t] + j * stride, padding
-    NO_ACCESS; interleaved by groups of 32 threads, or per thread when padding would more than
-    double the addresses (one thread of a group with 100 entries, the others 1)."""
-    from simt_fast.sim.memory.program import INTERLEAVE, interleaved_addresses
+def test_address_rows_hold_each_threads_entries_in_order():
+    """The kernels' layout (memory/program.py): entry j of thread t in row row0[t >> shift] + j, an
+    affine row as base and stride with NO_ACCESS lanes void, any other row's lanes in `full`. Groups
+    of 32 threads, or of one when rows that are not affine would more than double the addresses (two
+    threads of a group with 100 random entries, the others 1)."""
+    from simt_fast.sim.memory.program import GROUP_SHIFT, NOT_AFFINE, address_rows, thread_entries
 
     rng = np.random.default_rng(3)
-    for counts, stride in ((rng.integers(2, 5, 70), INTERLEAVE), (np.array([100] + [1] * 31), 1)):
+    counts = rng.integers(2, 5, 70)  # 70 threads: a last group of 6
+    n = counts.sum()
+    mem_ptr = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+    # entry j of thread t: affine in t for j 0 (stride 8) and 1 (broadcast, every third thread void),
+    # random for j >= 2
+    addr = rng.integers(0, 1 << 40, n).astype(np.int64)
+    for t in range(70):
+        addr[mem_ptr[t]] = 4096 + 8 * (t % 32)
+        addr[mem_ptr[t] + 1] = -1 if t % 3 == 0 else 1 << 33
+    cases = [(counts, addr, GROUP_SHIFT), (np.array([100, 100] + [1] * 30), None, 0)]
+    for counts, addr, shift in cases:
         mem_ptr = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
-        addr = rng.integers(0, 1 << 40, mem_ptr[-1]).astype(np.uint64)
-        out, start, got_stride = interleaved_addresses(mem_ptr, addr)
-        assert got_stride == stride
-        for t, n in enumerate(counts):
-            assert [out[start[t] + j * stride] for j in range(n)] == list(addr[mem_ptr[t]:mem_ptr[t + 1]].view(np.int64))
-        assert (out == -1).sum() == out.size - counts.sum()
+        if addr is None:
+            addr = rng.integers(0, 1 << 40, mem_ptr[-1]).astype(np.int64)
+        got = address_rows(mem_ptr, addr.view(np.uint64))
+        assert got[0] == shift
+        for t, k in enumerate(counts):
+            assert thread_entries(got, t, k) == addr[mem_ptr[t]:mem_ptr[t + 1]].tolist()
+        rows = got[2].reshape(-1, 2)
+        if shift:
+            assert rows[got[1][:-1], 1].tolist().count(NOT_AFFINE) == 0  # every group's row 0 is affine
+            assert (rows[got[1][:-1] + 1, 1] != NOT_AFFINE).all()  # and its row 1
 
 
 @pytest.mark.parametrize("mech", ("sps", "dwf"))
@@ -131,11 +146,12 @@ def test_both_address_layouts_give_the_same_run(mech, monkeypatch):
 
     trace = synthetic(n_blocks=12, n_threads=256, seed=5, block=(64, 1, 1), divergence=0.3, with_mem=True)
     config = load_config("fermi", {"mechanism": mech})
-    assert program.interleaved_addresses(trace.mem_ptr, trace.mem_addr)[2] == program.INTERLEAVE
-    interleaved = simulate(trace, config)
-    monkeypatch.setattr(program, "MAX_PADDING", 0)  # every trace keeps the per-thread layout
+    assert program.address_rows(trace.mem_ptr, trace.mem_addr)[0] == program.GROUP_SHIFT
+    grouped = simulate(trace, config)
+    monkeypatch.setattr(program, "MAX_PADDING", -1)  # every trace takes groups of one thread
     monkeypatch.setattr(program, "_last_layout", [None, None, None])
-    assert simulate(trace, config).to_dict() == interleaved.to_dict()
+    assert program.address_rows(trace.mem_ptr, trace.mem_addr)[0] == 0
+    assert simulate(trace, config).to_dict() == grouped.to_dict()
 
 
 # ---- without the model: the fixed-latency run -------------------------------------------------

@@ -69,7 +69,7 @@ def simulate(trace: Trace, config: SimConfig, *, events: list | None = None, syn
         p, state = kernel.allocate(params._replace(sm_major=order), program)
         # stall time is keyed by warp: the core's global warp ids, the formation kernel's records
         mr = allocate_memory(config, p.n_sms, max(p.n_ctas * p.wpc, p.n_sms * p.NW), p.tpc, p.cta_lim,
-                             trace.n_threads, mp.addr.shape[0]) \
+                             trace.n_threads, int(trace.mem_ptr[-1])) \
             if mp.on else None
         out = Counters(g=np.zeros(G_N + p.n_sms, np.int64), occ_hist=np.zeros(p.W + 1, np.int64),
                        q_hist=np.zeros(p.n_q + 1, np.int64), ev=event_buffer(events is not None))

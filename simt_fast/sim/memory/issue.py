@@ -7,12 +7,10 @@ Two gathers, one per kernel family: the core's warps are a lane mask over consec
 (``tbase + lane``); the formation kernel's warps are slot arrays of whatever threads a regrouping
 put together (dwf, tbc), which is where their loads stop coalescing.
 
-A core warp's threads are consecutive, so its gather reads ``start`` once per group of ``stride``
-threads (``start[t]`` = the group's first entry + t's index in the group, `memory.program`; stride
-is 1 or a power of two), not once per lane. Each gather also asks the host to prefetch every
-issuing thread's next entry: a warp issues its next memory instruction many visits later, by when
-that entry is in the host's caches rather than in DRAM (with many SMs resident, thousands of warps
-each stream their own part of a trace's addresses, and a gather missed on nearly every lane).
+A thread's next address is in row ``row0[t >> shift] + cursor[t]`` of `memory.program`'s layout,
+usually an affine row of two words; a core warp whose lanes share a group and a cursor (a
+converged warp) reads that row once, not once per lane, and asks the host to prefetch the group's
+next row: the warp issues its next memory instruction many visits later.
 """
 
 from __future__ import annotations
@@ -21,6 +19,7 @@ from ..._jit import prefetch
 from ._jit import helper
 from .hierarchy import access
 from .layout import NO_ACCESS, P_CTA_THREADS, P_TPC, SPACE_LOCAL, STATE_FIELDS
+from .program import NOT_AFFINE, lane_address
 
 WAIT_FIELD = STATE_FIELDS.index("warp_wait")  # (a constant to numba: the state tuple's warp_wait)
 
@@ -33,20 +32,33 @@ def access_mask(mp, mr, sm, key, now, instr, mask, tbase, n_lanes, writes_reg, c
     addr = mr.lane_addr
     resident = mr.lane_resident
     cursor = mr.cursor
-    start = mp.start
-    stride = mp.stride
-    entries = mp.addr
-    group = -1
+    rows = mp.rows
+    shift = mp.shift
+    in_group = (1 << shift) - 1
+    r = -1  # the row read last: its (group, cursor), its two words
+    row_g = -1
+    row_c = -1
+    first = 0
+    second = 0
     for lane in range(n_lanes):
-        t = tbase + lane
         if (mask >> lane) & 1:
-            if group != t - (t & (stride - 1)):
-                group = t - (t & (stride - 1))
-                first = start[group]
-            at = first + (t - group) + cursor[t] * stride
-            addr[lane] = entries[at]
-            cursor[t] += 1
-            prefetch(entries, at + stride)  # the thread's next entry (see the module doc)
+            t = tbase + lane
+            c = cursor[t]
+            cursor[t] = c + 1
+            if t >> shift != row_g or c != row_c:
+                row_g = t >> shift
+                row_c = c
+                r = mp.row0[row_g] + c
+                first = rows[2 * r]
+                second = rows[2 * r + 1]
+                prefetch(rows, 2 * r + 2)  # the group's next row (see the module doc)
+            i = t & in_group
+            if second == NOT_AFFINE:
+                addr[lane] = mp.full[first + i]
+            elif (second >> i) & 1:
+                addr[lane] = NO_ACCESS
+            else:
+                addr[lane] = first + i * (second >> 32)
         else:
             addr[lane] = NO_ACCESS
     if mp.space[instr] == SPACE_LOCAL:  # (only local memory needs the threads' slots on the SM)
@@ -74,10 +86,8 @@ def access_slots(mp, mr, sm, w, wid, now, instr, wsl, W, writes_reg, res_cta):
     for s in range(W):
         t = wsl[w, s]
         if t >= 0:
-            at = mp.start[t] + cursor[t] * mp.stride  # (a regrouped warp's threads: one start each)
-            addr[s] = mp.addr[at]
+            addr[s] = lane_address(mp.rows, mp.full, mp.row0[t >> mp.shift] + cursor[t], t & ((1 << mp.shift) - 1))
             cursor[t] += 1
-            prefetch(mp.addr, at + mp.stride)  # the thread's next entry (see the module doc)
             resident[s] = 0
             if local:
                 c = 0

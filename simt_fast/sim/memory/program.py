@@ -2,13 +2,20 @@
 
 ``prepare_memory(trace, config)`` gives the kernels a trace's addresses (``/mem``: each thread's
 entries in its path order) and each instruction's memory facts. A kernel keeps a cursor per thread
-(``MemoryRun.cursor``): the thread's next entry is ``addr[start[t] + cursor[t] * stride]``, and the
-cursor moves on each time the thread issues a memory instruction. The entries of 32 consecutive
-threads are interleaved (``stride`` 32: entry j of the group's lanes side by side), so a warp's
-access reads a few host cache lines instead of one per lane — with many SMs in cycle-major order
-the per-thread layout missed the host's caches on most lanes (measured: a third of the run on a
-replicated-CTA trace). A trace whose threads of one group have very different entry counts keeps
-the per-thread layout (``stride`` 1) rather than more than double its addresses with padding.
+(``MemoryRun.cursor``): the thread's next entry is its row ``row0[t >> shift] + cursor[t]``, and
+the cursor moves on each time the thread issues a memory instruction.
+
+Row j of a group of ``2**shift`` consecutive threads holds entry j of each of its threads. Most
+rows are affine in the lane (``base + lane * stride``: a coalesced access, a broadcast, a strided
+one, with some lanes NO_ACCESS for a false guard): such a row is two words, its base and
+``stride << 32 | void`` (bit l of ``void``: lane l has NO_ACCESS, or no entry j). A row that is not
+(``NOT_AFFINE`` in its second word) keeps its lanes' addresses in ``full``, from its first word on.
+So a warp's access usually reads 16 bytes rather than one address per lane: with many SMs in
+cycle-major order thousands of warps each stream their own part of the addresses, and reading 32
+lanes' addresses missed the host's caches most of the time (measured: the gather was a third of a
+replicated-CTA run). A trace whose rows are mostly not affine and sparse (threads of a group with
+very different entry counts) takes groups of one thread instead (``shift`` 0: every row affine)
+rather than more than double its addresses in ``full``.
 ``allocate_memory`` gives each run (each visit order `simulate` tries) a fresh model state and
 cursors.
 
@@ -28,19 +35,23 @@ from ...trace.model import Trace
 from .. import memory
 from ..config import SimConfig
 from . import layout
-from ._jit import stream
+from ._jit import helper, stream
 
 MemoryProgram = namedtuple("MemoryProgram", [
     "on",  # 1: memory instructions go through `memory.access`; 0: fixed latencies
     "space",  # int64[n_instrs]: op_class of a memory instruction, -1 for any other
     "kind",  # int64[n_instrs]: load, store or atomic (`memory.layout.KIND_*`)
     "nbytes",  # int64[n_instrs]: bytes one thread accesses
-    "start",  # int64[n_threads]: where thread t's first entry is in `addr`
-    "stride",  # entries between a thread's consecutive entries in `addr` (INTERLEAVE, or 1)
-    "addr",  # int64[...]: the trace's /mem/mem_addr, interleaved (NO_ACCESS = -1, also the padding)
+    "shift",  # log2 of the threads per group (GROUP_SHIFT, or 0)
+    "row0",  # int64[n_groups]: the first row of each group of 2**shift consecutive threads
+    "rows",  # int64[2 * n_rows]: per row (base, stride << 32 | void), or (offset in `full`, NOT_AFFINE)
+    "full",  # int64[...]: the lanes of the rows that are not affine (NO_ACCESS for no entry)
 ])
-INTERLEAVE = 32  # threads whose entries are interleaved (a power of two: `memory.issue` masks by it)
-MAX_PADDING = 2  # interleave only if that takes at most this many times the trace's entries
+GROUP_SHIFT = 5  # 32 threads per group (the lanes' void bits fill the low word of a row's second word)
+NOT_AFFINE = -1  # a row's second word when its lanes are in `full` (an affine row's is never -1: a row
+# with stride -1 has an address, so not every lane is void)
+MAX_PADDING = 2  # groups of 32 only if `full` takes at most this many times the trace's entries
+LOW32 = (1 << 32) - 1
 
 # a run's model state, allocated in Python (the kernels never allocate)
 MemoryRun = namedtuple("MemoryRun", [
@@ -59,32 +70,90 @@ NOTE_PERFECT = ("memory is treated as perfect coalescing: the trace has no per-i
 
 def _off(n_instrs: int) -> MemoryProgram:
     one = np.zeros(1, np.int64)
-    return MemoryProgram(on=0, space=np.full(max(n_instrs, 1), -1, np.int64), kind=one, nbytes=one, start=one,
-                         stride=1, addr=one)
+    return MemoryProgram(on=0, space=np.full(max(n_instrs, 1), -1, np.int64), kind=one, nbytes=one, shift=0,
+                         row0=one, rows=np.zeros(2, np.int64), full=one)
+
+
+@helper
+def lane_address(rows, full, r, lane):
+    """The address of lane ``lane`` (its thread's index in its group) in row ``r``."""
+    second = rows[2 * r + 1]
+    if second == NOT_AFFINE:
+        return full[rows[2 * r] + lane]
+    if (second >> lane) & 1:
+        return layout.NO_ACCESS
+    return rows[2 * r] + lane * (second >> 32)
 
 
 @stream
-def _interleave(mem_ptr, addr, group, group_start, out, start):
-    """Thread t's j-th entry to ``out[start[t] + j * group]``, ``start[t]`` = its group's first entry
-    + its index in the group."""
-    for t in range(mem_ptr.shape[0] - 1):
-        first = group_start[t // group] + t % group
-        start[t] = first
-        for j in range(mem_ptr[t + 1] - mem_ptr[t]):
-            out[first + j * group] = addr[mem_ptr[t] + j]
+def _row_records(mem_ptr, addr, shift, row0, rows):
+    """Fill ``rows`` (module doc) with ``full`` offsets left 0; returns how many rows are not affine."""
+    n = mem_ptr.shape[0] - 1
+    size = 1 << shift
+    not_affine = 0
+    for g in range(row0.shape[0] - 1):
+        for j in range(row0[g + 1] - row0[g]):
+            r = row0[g] + j
+            void = 0
+            first = -1  # the first lane with an address, and that address
+            a0 = 0
+            stride = 0
+            have_stride = False  # set by the second lane with an address
+            affine = True
+            for lane in range(size):
+                t = (g << shift) + lane
+                a = addr[mem_ptr[t] + j] if t < n and mem_ptr[t] + j < mem_ptr[t + 1] else layout.NO_ACCESS
+                if a == layout.NO_ACCESS:
+                    void |= 1 << lane
+                elif first < 0:
+                    first = lane
+                    a0 = a
+                elif not have_stride:
+                    have_stride = True
+                    stride = (a - a0) // (lane - first)
+                    affine = affine and a == a0 + (lane - first) * stride
+                elif a != a0 + (lane - first) * stride:
+                    affine = False
+            if affine and -(1 << 31) <= stride < (1 << 31):
+                rows[2 * r] = a0 - first * stride if first >= 0 else 0
+                rows[2 * r + 1] = (stride << 32) | void
+            else:
+                rows[2 * r] = 0
+                rows[2 * r + 1] = NOT_AFFINE
+                not_affine += 1
+    return not_affine
+
+
+@stream
+def _fill_full(mem_ptr, addr, shift, row0, rows, full):
+    """Copy the lanes of every row that is not affine into ``full`` and point the row at them."""
+    n = mem_ptr.shape[0] - 1
+    size = 1 << shift
+    at = 0
+    for g in range(row0.shape[0] - 1):
+        for j in range(row0[g + 1] - row0[g]):
+            r = row0[g] + j
+            if rows[2 * r + 1] != NOT_AFFINE:
+                continue
+            rows[2 * r] = at
+            for lane in range(size):
+                t = (g << shift) + lane
+                full[at + lane] = addr[mem_ptr[t] + j] if t < n and mem_ptr[t] + j < mem_ptr[t + 1] \
+                    else layout.NO_ACCESS
+            at += size
 
 
 # the last trace's layout, kept while its /mem arrays live: a run is often one of several on one
-# trace (mechanisms, configs, the bench's repeats), and its copy is as large as the trace's addresses
+# trace (mechanisms, configs, the bench's repeats)
 _last_layout: list = [None, None, None]  # weakrefs to mem_ptr and mem_addr, the layout
 
 
-def interleaved_addresses(mem_ptr: np.ndarray, addr: np.ndarray) -> tuple:
-    """(addresses, start, stride) of the kernels' layout (module doc) for the trace's /mem."""
+def address_rows(mem_ptr: np.ndarray, addr: np.ndarray) -> tuple:
+    """(shift, row0, rows, full) of the kernels' layout (module doc) for the trace's /mem."""
     ptr_ref, addr_ref, known = _last_layout
     if known is not None and ptr_ref() is mem_ptr and addr_ref() is addr:
         return known
-    out = _interleaved(np.asarray(mem_ptr, np.int64), memory.int64_addresses(addr))
+    out = _address_rows(np.asarray(mem_ptr, np.int64), memory.int64_addresses(addr))
     try:
         _last_layout[:] = [weakref.ref(mem_ptr), weakref.ref(addr), out]
     except TypeError:  # (an array view that takes no weak reference: no reuse)
@@ -92,20 +161,37 @@ def interleaved_addresses(mem_ptr: np.ndarray, addr: np.ndarray) -> tuple:
     return out
 
 
-def _interleaved(mem_ptr: np.ndarray, addr: np.ndarray) -> tuple:
+def _address_rows(mem_ptr: np.ndarray, addr: np.ndarray) -> tuple:
     n = mem_ptr.shape[0] - 1
-    counts = np.zeros(-(-n // INTERLEAVE) * INTERLEAVE, np.int64)
-    counts[:n] = np.diff(mem_ptr)
-    rows = counts.reshape(-1, INTERLEAVE).max(axis=1)  # each group's entries per lane, with padding
-    size = int(rows.sum()) * INTERLEAVE
-    if size > MAX_PADDING * (mem_ptr[-1] - mem_ptr[0]) + INTERLEAVE:
-        return addr, np.ascontiguousarray(mem_ptr[:-1]), 1
-    group_start = np.zeros(rows.shape[0], np.int64)
-    np.cumsum(rows[:-1] * INTERLEAVE, out=group_start[1:])
-    out = np.full(max(size, 1), layout.NO_ACCESS, np.int64)
-    start = np.zeros(max(n, 1), np.int64)
-    _interleave(mem_ptr, addr, INTERLEAVE, group_start, out, start)
-    return out, start, INTERLEAVE
+    n_entries = int(mem_ptr[-1] - mem_ptr[0])
+    for shift in (GROUP_SHIFT, 0):
+        size = 1 << shift
+        counts = np.zeros(-(-max(n, 1) // size) * size, np.int64)
+        counts[:n] = np.diff(mem_ptr)
+        row0 = np.zeros(counts.shape[0] // size + 1, np.int64)
+        np.cumsum(counts.reshape(-1, size).max(axis=1), out=row0[1:])  # each group's rows: its most entries
+        rows = np.empty(2 * max(int(row0[-1]), 1), np.int64)
+        not_affine = _row_records(mem_ptr, addr, shift, row0, rows)
+        if shift == 0 or not_affine * size <= MAX_PADDING * n_entries + size:
+            break
+    full = np.empty(max(not_affine * size, 1), np.int64)
+    _fill_full(mem_ptr, addr, shift, row0, rows, full)
+    return shift, row0, rows, full
+
+
+def thread_entries(layout_: tuple, t: int, count: int) -> list:
+    """Thread ``t``'s first ``count`` entries as the kernels read them (for tests)."""
+    shift, row0, rows, full = layout_
+    lane = t & ((1 << shift) - 1)
+    out = []
+    for j in range(count):
+        r = int(row0[t >> shift]) + j
+        first, second = int(rows[2 * r]), int(rows[2 * r + 1])
+        if second == NOT_AFFINE:
+            out.append(int(full[first + lane]))
+        else:
+            out.append(layout.NO_ACCESS if (second >> lane) & 1 else first + lane * (second >> 32))
+    return out
 
 
 def prepare_memory(trace: Trace, config: SimConfig) -> MemoryProgram:
@@ -113,8 +199,8 @@ def prepare_memory(trace: Trace, config: SimConfig) -> MemoryProgram:
     if not memory.model_enabled(config, trace):
         return _off(trace.n_instrs)
     space, kind, nbytes = memory.instruction_facts(trace)
-    addr, start, stride = interleaved_addresses(trace.mem_ptr, trace.mem_addr)
-    return MemoryProgram(on=1, space=space, kind=kind, nbytes=nbytes, start=start, stride=stride, addr=addr)
+    shift, row0, rows, full = address_rows(trace.mem_ptr, trace.mem_addr)
+    return MemoryProgram(on=1, space=space, kind=kind, nbytes=nbytes, shift=shift, row0=row0, rows=rows, full=full)
 
 
 def note(config: SimConfig, trace: Trace) -> str | None:
