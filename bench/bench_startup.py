@@ -8,10 +8,10 @@ without PYTHONDONTWRITEBYTECODE), best of ``--repeat``, wall and CPU seconds of:
 * ``python -c pass`` and ``python -c "import numpy, numba"`` — the interpreter and the floor of any
   numba program;
 * ``simt-fast --help`` — the command line without the simulator;
-* ``simt-fast run TRACE -m MECH`` on a small synthetic trace with addresses, with the time spent in
-  ``simulate()`` (which includes loading the compiled kernel) measured inside the process: the
-  rest is the start-up the issue's target bounds (imports, option parsing, loading and checking the
-  trace, printing the table).
+* ``simt-fast run TRACE -m MECH`` on a small synthetic trace with addresses, through the console
+  script's entry point, with the time spent in ``simulate()`` (which includes loading the compiled
+  kernel) measured inside the process: the rest is the start-up the issue's target bounds
+  (imports, option parsing, loading and checking the trace, printing the table, exiting).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 _RUN_TIMED = """
-import sys, time
+import atexit, sys, time
 import simt_fast.sim as sim
 simulate = sim.simulate
 spent = [0.0, 0.0]
@@ -37,11 +37,10 @@ def timed(*args, **kwargs):
         spent[0] += time.perf_counter() - t
         spent[1] += time.process_time() - c
 sim.simulate = timed
-from simt_fast.cli import app
-try:
-    app(sys.argv[1:], standalone_mode=False)
-finally:
-    print(spent[0], spent[1], file=sys.stderr)
+atexit.register(lambda: print(spent[0], spent[1], file=sys.stderr))
+from simt_fast.cli import main
+sys.argv[0] = "simt-fast"
+main()  # (the console script's entry: it ends the process)
 """
 
 

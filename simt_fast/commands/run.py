@@ -121,6 +121,35 @@ def _stderr_console():
     return Console(stderr=True)
 
 
+class _NoBar:
+    """What `run` asks of a progress bar, doing nothing (output that is not a terminal)."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def add_task(self, *args, **kwargs):
+        return 0
+
+    def update(self, *args, **kwargs):
+        pass
+
+    def advance(self, *args, **kwargs):
+        pass
+
+
+def _progress_bar(stderr):
+    """rich's transient bar on a terminal; else nothing, and rich.progress is not imported (a
+    twentieth of `run`'s start-up, bench/bench_startup.py)."""
+    if not stderr.is_terminal:
+        return _NoBar()
+    from rich.progress import Progress
+
+    return Progress(transient=True, console=stderr)
+
+
 def register(app: typer.Typer) -> None:
     @app.command("run", cls=SetHintCommand, help=RUN_HELP)
     def run_cmd(
@@ -158,12 +187,9 @@ def register(app: typer.Typer) -> None:
             for text in dict.fromkeys(filter(None, notes)):
                 _stderr_console().print(f"note: {trace_file.name}: {text}", highlight=False)
             results = []
-            from rich.progress import Progress
-
             # one step per mechanism; transient, on stderr and only on a terminal, so --json output stays
             # clean and piped output starts with the table
-            stderr = _stderr_console()
-            with Progress(transient=True, console=stderr, disable=not stderr.is_terminal) as progress:
+            with _progress_bar(_stderr_console()) as progress:
                 task = progress.add_task("simulating", total=len(configs))
                 for c in configs:
                     progress.update(task, description=f"simulating {c.mechanism}")
