@@ -9,12 +9,12 @@ from __future__ import annotations
 import numpy as np
 from numba.cpython.unsafe.numbers import trailing_zeros
 
-from ..._jit import cycle_loop
+from ..._jit import cycle_loop, prefetch
 from ..squeeze import max_lane_count
 from ..events import EV_ISSUE, emit
 from ..memory.issue import access_mask
 from ..mech import MIMD, MP_OER, SPS, DPS, FRONTIER
-from ..mech._tables import S_BLK, S_EXP, S_MASK, S_OFF, S_RPCB, S_RPCO, S_STATE, S_T, W_CTA, W_CTASLOT, W_EPOCH, \
+from ..mech._tables import S_BLK, S_EXP, S_MASK, S_OFF, S_ROW, S_RPCB, S_RPCO, S_STATE, S_T, W_CTA, W_CTASLOT, W_EPOCH, \
     W_GID, W_LIVE, W_NB, W_NLANES, W_STN, W_TBASE, popcount, row_list_remove
 from ..program import BRANCH, POLICY_GTO
 from ..stats import G_CYCLES, G_EPOCH, G_ERR, G_EXPANDED, G_IDLE, G_THREAD_INSTS, G_VKEY, G_WARP_INSTS
@@ -125,6 +125,7 @@ def run(p, prog, m, s, out, mp, mr):
     q_hist = out.q_hist
     n_regs = sb.shape[0] // (n_slots * SB_ENTRY)
     rec_words = sbr.shape[0] // (n_slots * n_regs)  # words per scoreboard overflow record
+    sb_span = min(n_regs * SB_ENTRY, 64)  # words of a warp's scoreboard entries prefetched (at most 8 lines)
     # ---- CTA dispatch: round-robin over the SMs (one CTA per SM in turn) until they are full --
     assigned = m.assigned
     cta_q = m.cta_q
@@ -204,7 +205,15 @@ def run(p, prog, m, s, out, mp, mr):
                         if wready[w] < k_nt:
                             k_nt = wready[w]
                         continue
+                    # the warp's scoreboard entries (a few host lines) are read at the end of a chain of
+                    # loads (info row, split row, instruction): ask for all of them now, in parallel
+                    sb0 = w * n_regs * SB_ENTRY
+                    for e in range(sb0, sb0 + sb_span, 8):
+                        prefetch(sb, e)
+                    prefetch(st, w * W * S_ROW)  # its first split row (a converged warp's only one)
                     stn = winfo[w, W_STN]
+                    if mp is not None:
+                        prefetch(mr.cursor, winfo[w, W_TBASE])  # its threads' /mem cursors
                     if stn == 1:
                         # one unit: it is schedulable under every mechanism (the common converged case)
                         cand[0] = 0
