@@ -148,7 +148,7 @@ def test_both_address_layouts_give_the_same_run(mech, monkeypatch):
     config = load_config("fermi", {"mechanism": mech})
     assert program.address_rows(trace.mem_ptr, trace.mem_addr)[0] == program.GROUP_SHIFT
     grouped = simulate(trace, config)
-    monkeypatch.setattr(program, "MAX_PADDING", -1)  # every trace takes groups of one thread
+    monkeypatch.setattr(program.mem_rows, "MAX_PADDING", -1)  # every trace takes groups of one thread
     monkeypatch.setattr(program, "_last_layout", [None, None, None])
     assert program.address_rows(trace.mem_ptr, trace.mem_addr)[0] == 0
     assert simulate(trace, config).to_dict() == grouped.to_dict()

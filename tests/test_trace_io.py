@@ -212,3 +212,109 @@ def test_committed_v1_file_stays_readable():
     assert t.attrs == {"workload": "ifelse"}
     assert file_digest(p) == read_header(p)["digest"] == t.digest()
     assert t.digest() == "fe5cde89487c1c7267f931336fcd3f61b0ce7ae47d680cf342a50c3a546fa2a5"
+
+
+# ---- /mem on disk: rows of 32 threads, or addresses (docs/trace.md, *Addresses on disk*) ----------
+def _mem_trace(n_threads=200, seed=4):
+    # 200 threads: the last group of 32 is partial; converged, so rows are the smaller encoding (0.38
+    # words per entry, 10 rows not affine)
+    return synthetic(12, n_threads, seed, block=(40, 1, 1), divergence=0.0, with_mem=True)
+
+
+@pytest.mark.parametrize("divergence", [0.0, 0.3, 0.9])
+@pytest.mark.parametrize("seed", [1, 2])
+def test_mem_rows_encode_exactly(divergence, seed):
+    from simt_fast.trace import mem_rows
+
+    t = synthetic(12, 200, seed, block=(40, 1, 1), divergence=divergence, with_mem=True)
+    t.mem_addr[::7] = 1 << 63 | 12345  # addresses far apart (int64 wrap-around) break affine rows too
+    for shift in (mem_rows.GROUP_SHIFT, 0):
+        _, rows, full = mem_rows.encode(t.mem_ptr, mem_rows.as_int64(t.mem_addr), shift)
+        assert np.array_equal(mem_rows.decode(t.mem_ptr, rows, full, shift), t.mem_addr)
+
+
+def _write_batches(t, path, sizes):
+    cfg = {k: getattr(t, k) for k in (*CFG_FIELDS, *INSTR_FIELDS, "label", "text", "mem_bytes", "mem_kind")}
+    with TraceWriter(path, kernel=t.kernel, grid=t.grid, block=t.block, cfg=cfg, attrs=t.attrs, with_mem=True,
+                     mem_format=t.mem_format) as w:
+        lo = 0
+        for size in sizes:
+            hi = min(lo + size, t.n_threads)
+            ptr, mptr = t.path_ptr[lo:hi + 1], t.mem_ptr[lo:hi + 1]
+            addr = t.mem_addr[mptr[0]:mptr[-1]].copy()
+            w.append(ptr - ptr[0], t.path[ptr[0]:ptr[-1]], mptr - mptr[0], addr)
+            addr[:] = 0  # the emulator reuses its buffers
+            lo = hi
+        assert lo == t.n_threads
+
+
+@pytest.mark.parametrize("sizes", [[200], [40] * 5, [7, 45, 3, 31, 33, 81], [1] * 200])
+def test_mem_rows_on_disk_decode_exactly(tmp_path, monkeypatch, sizes):
+    import sys
+
+    from simt_fast.trace import mem_rows
+
+    monkeypatch.setattr(sys.modules["simt_fast.trace.io"], "FLUSH_ITEMS", 50)  # decide early, flush often
+    t = _mem_trace()
+    _write_batches(t, tmp_path / "b.h5", sizes)
+    with h5py.File(tmp_path / "b.h5") as f:
+        assert f["mem"].attrs["encoding"] == "rows/1" and "mem_addr" not in f["mem"]
+        stored = f["mem/rows"][()], f["mem/full"][()]
+    _, rows, full = mem_rows.encode(t.mem_ptr, mem_rows.as_int64(t.mem_addr))
+    assert np.array_equal(stored[0], rows)  # batch by batch, the rows of the whole trace
+    assert np.array_equal(stored[1], full[: len(stored[1])])
+    u = Trace.load(tmp_path / "b.h5")
+    assert u.stored_rows() is not None and u.n_mem_entries == len(t.mem_addr)
+    assert u.digest() == t.digest() == file_digest(tmp_path / "b.h5")  # without decoding
+    assert u.stored_rows() is not None
+    assert np.array_equal(u.mem_addr, t.mem_addr) and u.mem_addr.dtype == np.uint64
+    assert u.stored_rows() is None  # read once: the array is what counts from now on
+
+
+def test_sparse_rows_are_stored_as_addresses(tmp_path):
+    from simt_fast.trace import mem_rows
+
+    t = _mem_trace(80)
+    rng = np.random.default_rng(1)
+    counts = np.zeros(t.n_threads, np.int64)
+    counts[:3] = counts[32:35] = 50  # three threads per group with scattered addresses, the others none
+    t.mem_ptr = np.concatenate(([0], np.cumsum(counts)))
+    t.mem_addr = rng.integers(0, 1 << 40, int(counts.sum())).astype(np.uint64)
+    _, rows, full = mem_rows.encode(t.mem_ptr, mem_rows.as_int64(t.mem_addr))
+    assert len(rows) + len(full) > 10 * len(t.mem_addr)  # each row keeps 32 lanes for 3 addresses
+    t.save(tmp_path / "s.h5")
+    with h5py.File(tmp_path / "s.h5") as f:
+        assert f["mem"].attrs["encoding"] == "addresses" and "rows" not in f["mem"]
+    u = Trace.load(tmp_path / "s.h5")
+    assert u.stored_rows() is None and np.array_equal(u.mem_addr, t.mem_addr) and u.digest() == t.digest()
+
+
+def test_simulating_stored_rows_equals_the_addresses(tmp_path):
+    from simt_fast.sim import simulate
+    from simt_fast.sim.config import load_config
+
+    t = _mem_trace()
+    t.save(tmp_path / "r.h5")
+    u = Trace.load(tmp_path / "r.h5")
+    for mech in ("sps", "dwf"):
+        config = load_config("fermi", {"mechanism": mech})
+        assert simulate(u, config).to_dict() == simulate(t, config).to_dict()
+    assert u.stored_rows() is not None  # the run read the rows, never the addresses
+
+
+def test_damaged_or_edited_rows_are_refused(tmp_path):
+    import hashlib
+
+    t = _mem_trace()
+    t.save(tmp_path / "d.h5")
+    with h5py.File(tmp_path / "d.h5", "r+") as f:
+        rows = f["mem/rows"][()]
+        rows[0] += 4
+        f["mem/rows"][...] = rows
+    with pytest.raises(TraceError, match=r"d\.h5: /mem/rows differs from what was written"):
+        Trace.load(tmp_path / "d.h5")
+    with h5py.File(tmp_path / "d.h5", "r+") as f:  # an edit that also rewrites the rows' checksum
+        f["mem"].attrs["rows_sha256"] = hashlib.sha256(rows).hexdigest()
+    u = Trace.load(tmp_path / "d.h5")
+    with pytest.raises(TraceError, match=r"d\.h5: /mem decodes to addresses other than the ones written"):
+        u.mem_addr

@@ -76,7 +76,7 @@ def register(app: typer.Typer) -> None:
             distinct, divergent, n_warps = _path_sharing(trace, warp_size)
             out.append(f"  {'distinct paths':<18} {distinct}")
             out.append(f"  {'divergent warps':<18} {divergent} of {n_warps} ({warp_size}-thread warps whose threads' paths differ)")
-        mem = "no" if trace.mem_ptr is None else f"{len(trace.mem_addr)} entries ({trace.mem_format or 'older untagged layout'})"
+        mem = "no" if trace.mem_ptr is None else f"{trace.n_mem_entries} entries ({trace.mem_format or 'older untagged layout'})"
         out.append(f"  {'memory addresses':<18} {mem}")
         out.append(f"  {'digest':<18} {trace.digest()}")
         if blocks:

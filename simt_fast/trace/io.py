@@ -32,6 +32,7 @@ import h5py
 import numpy as np
 
 from .. import _storage
+from . import mem_rows
 from .schema import MEM_FORMAT, SCHEMA, SCHEMA_MAJOR, TraceError
 
 # Root attributes the format owns; anything else on the root is a free-form Trace.attrs entry.
@@ -61,6 +62,8 @@ MEM_INSTR_FIELDS = {
 # HDF5 tool, unlike lzf) at a level that keeps the emulator's write cost small.
 PATH_CHUNK = 1 << 16
 PTR_CHUNK = 1 << 14
+MEM_ROWS = "rows/1"  # /mem's encodings (attr `encoding`): rows of 32 threads (`trace.mem_rows`) ...
+MEM_ADDRESSES = "addresses"  # ... or one uint64 per entry (`mem_addr`; also files without the attribute)
 FLUSH_ITEMS = 1 << 20  # values staged in memory before TraceWriter writes them out
 # Disk reserved beyond the staged bytes before a flush: the last, partly filled chunk of each
 # dataset is rewritten (up to 1 MiB for the four of them), plus HDF5's own metadata.
@@ -199,6 +202,17 @@ class TraceWriter:
         self.n_threads = 0
         self.n_steps = 0
         self.n_mem = 0
+        # /mem's encoding (docs/trace.md, *Addresses on disk*): rows of 32 threads when they are
+        # compact, else the addresses; decided on the first flush (a million entries, or the whole
+        # trace), until then both are staged. Rows need whole groups: the last threads of a batch
+        # that do not fill one wait for the next batch (`_carry_*`).
+        self.mem_encoding = ""  # "" undecided, MEM_ROWS or MEM_ADDRESSES
+        self._carry_counts = np.zeros(0, np.int64)
+        self._carry_addr = np.zeros(0, np.int64)
+        self._undecided: dict = {"mem_addr": [], "rows": [], "full": []}
+        self._n_rows = 0
+        self._n_full = 0
+        self._row_hash = {"rows": hashlib.sha256(), "full": hashlib.sha256()}
         self._closed = False
         self._staged: dict = {}
         self._staged_items = 0
@@ -247,9 +261,7 @@ class TraceWriter:
                 self._mem_ptr = g.create_dataset(
                     "mem_ptr", data=np.zeros(1, np.int64), maxshape=(None,), chunks=(PTR_CHUNK,), **self._compression
                 )
-                self._mem_addr = g.create_dataset(
-                    "mem_addr", shape=(0,), dtype=np.uint64, maxshape=(None,), chunks=(PATH_CHUNK,), **self._compression
-                )
+                self._mem_group = g
         except BaseException as e:
             self._fail(e)
             raise
@@ -296,13 +308,72 @@ class TraceWriter:
         if self.with_mem:
             global_mptr = mptr[1:] + self.n_mem
             self._stage(self._mem_ptr, global_mptr)
-            self._stage(self._mem_addr, mem_addr.copy())
             self._hash.array("mem_ptr", global_mptr)
             self._hash.array("mem_addr", mem_addr)
             self.n_mem += len(mem_addr)
+            if self.mem_encoding != MEM_ADDRESSES:
+                self._encode_rows(np.diff(mptr), mem_rows.as_int64(mem_addr), final=False)
+            if self.mem_encoding != MEM_ROWS:
+                self._stage_mem("mem_addr", mem_addr.copy())
         self.n_threads += k
         if self._staged_items >= FLUSH_ITEMS:
             self.flush()
+
+    def _encode_rows(self, counts: np.ndarray, addr: np.ndarray, final: bool) -> None:
+        """Stage the rows of every whole group of the carried threads and these (all of them if
+        ``final``); the rest are carried to the next batch."""
+        if len(self._carry_counts):
+            counts = np.concatenate((self._carry_counts, counts))
+            addr = np.concatenate((self._carry_addr, addr))
+        size = 1 << mem_rows.GROUP_SHIFT
+        n = len(counts) if final else len(counts) // size * size
+        ptr = np.zeros(n + 1, np.int64)
+        np.cumsum(counts[:n], out=ptr[1:])
+        m = int(ptr[-1])
+        self._carry_counts = counts[n:].copy()
+        self._carry_addr = addr[m:].copy()
+        if n == 0:
+            return
+        _, rows, full = mem_rows.encode(ptr, addr[:m])
+        pairs = rows.reshape(-1, 2)
+        pairs[pairs[:, 1] == mem_rows.NOT_AFFINE, 0] += self._n_full  # offsets into the file's `full`
+        if len(full) == 1 and not np.any(pairs[:, 1] == mem_rows.NOT_AFFINE):
+            full = full[:0]  # (encode's placeholder)
+        if m == 0:
+            rows = rows[:0]  # (no rows: encode's placeholder pair)
+        self._n_rows += len(rows) // 2
+        self._n_full += len(full)
+        self._row_hash["rows"].update(rows)
+        self._row_hash["full"].update(full)
+        self._stage_mem("rows", rows)
+        self._stage_mem("full", full)
+
+    def _stage_mem(self, name: str, values: np.ndarray) -> None:
+        if not self.mem_encoding:
+            self._undecided[name].append(values)
+            if name == "mem_addr":
+                self._staged_items += len(values)
+        elif len(values):
+            self._stage(self._mem_datasets[name], values)
+
+    def _decide_mem_encoding(self) -> None:
+        """Rows if, in what was staged so far, they take at most half the words of the addresses
+        (rows that are not affine compress no better than addresses and cost the import more)."""
+        words = sum(len(v) for v in self._undecided["rows"]) + sum(len(v) for v in self._undecided["full"])
+        self.mem_encoding = MEM_ROWS if 2 * words <= self.n_mem else MEM_ADDRESSES
+        g = self._mem_group
+        g.attrs["encoding"] = self.mem_encoding
+        names = ("rows", "full") if self.mem_encoding == MEM_ROWS else ("mem_addr",)
+        self._mem_datasets = {}
+        for name in names:
+            self._mem_datasets[name] = g.create_dataset(
+                name, shape=(0,), dtype=np.uint64 if name == "mem_addr" else np.int64, maxshape=(None,),
+                chunks=(PATH_CHUNK,), **self._compression)
+        undecided, self._undecided = self._undecided, {}
+        self._staged_items -= sum(len(v) for v in undecided["mem_addr"])
+        for name in names:
+            for values in undecided[name]:
+                self._stage_mem(name, values)
 
     def _stage(self, ds, values: np.ndarray) -> None:
         # Small CTA batches are collected and written together: each HDF5 resize+write has a fixed cost.
@@ -312,6 +383,8 @@ class TraceWriter:
 
     def flush(self) -> None:
         """Write the staged batches to the file (at most FLUSH_ITEMS values are ever held back)."""
+        if self.with_mem and not self.mem_encoding:
+            self._decide_mem_encoding()
         try:
             staged = sum(v.nbytes for _, parts in self._staged.values() for v in parts)
             _storage.reserve(self._fd, staged + staged // 8 + FLUSH_RESERVE)
@@ -354,7 +427,15 @@ class TraceWriter:
                 f"has {self.expected_threads} threads; the trace was not saved"
             )
         try:
+            if self.with_mem and self.mem_encoding != MEM_ADDRESSES:
+                self._encode_rows(np.zeros(0, np.int64), np.zeros(0, np.int64), final=True)
             self.flush()
+            if self.mem_encoding == MEM_ROWS:
+                a = self._mem_group.attrs
+                a["mem_addr_sha256"] = self._hash.part("mem_addr")
+                a["n_entries"] = self.n_mem
+                a["rows_sha256"] = self._row_hash["rows"].hexdigest()
+                a["full_sha256"] = self._row_hash["full"].hexdigest()
             self.digest = self._hash.hexdigest()
             self._h5.attrs["digest"] = self.digest
             self._h5.close()
@@ -566,7 +647,7 @@ def _read(path, name: str) -> tuple:
             mem_format = ""
             if "mem" in f:
                 mem_ptr = _read_int(f, name, "mem/mem_ptr", np.int64)
-                mem_addr = _read_int(f, name, "mem/mem_addr", np.uint64)
+                mem_addr = _read_mem_addr(f, name, mem_ptr)
                 mem_format = str(_from_attr(f["mem"].attrs.get("format", "")))
             extra = {k: _from_attr(v) for k, v in a.items() if k not in HEADER_ATTRS}
             stored = str(_from_attr(a.get("digest", "")) or "")
@@ -592,6 +673,37 @@ def _read(path, name: str) -> tuple:
     except (OSError, KeyError, ValueError, RuntimeError) as e:
         # h5py reports damaged chunks and B-trees lazily, while reading datasets.
         raise _open_error(name, e) from None
+
+
+def _read_mem_addr(f, name: str, mem_ptr: np.ndarray):
+    """/mem's addresses: the array, or for a file that stores rows (MEM_ROWS) the rows, which
+    ``Trace.mem_addr`` decodes when read (`mem_rows.StoredRows`); the rows are checked here."""
+    a = f["mem"].attrs
+    encoding = str(_from_attr(a.get("encoding", MEM_ADDRESSES)))
+    if encoding == MEM_ADDRESSES:
+        return _read_int(f, name, "mem/mem_addr", np.uint64)
+    if encoding != MEM_ROWS:
+        raise TraceError(f"{name}: '/mem' has encoding {encoding!r}; this simt-fast reads {MEM_ROWS!r} and "
+                         f"{MEM_ADDRESSES!r}")
+    parts = {}
+    for key in ("rows", "full"):
+        parts[key] = _read_int(f, name, f"mem/{key}", np.int64)
+        stored = str(_from_attr(a.get(f"{key}_sha256", "")))
+        if hashlib.sha256(parts[key]).hexdigest() != stored:
+            raise TraceError(f"{name}: /mem/{key} differs from what was written (modified or damaged)")
+    n_entries = int(a.get("n_entries", -1))
+    row0 = mem_rows.group_rows(mem_ptr, mem_rows.GROUP_SHIFT) if len(mem_ptr) else np.zeros(1, np.int64)
+    if len(mem_ptr) == 0 or int(mem_ptr[-1]) != n_entries or 2 * int(row0[-1]) != len(parts["rows"]):
+        raise TraceError(f"{name}: /mem/rows does not match mem_ptr's {int(mem_ptr[-1]) if len(mem_ptr) else 0} "
+                         f"entries (the file was modified or damaged)")
+    if len(parts["full"]) % (1 << mem_rows.GROUP_SHIFT):
+        raise TraceError(f"{name}: /mem/full is not whole rows (the file was modified or damaged)")
+    pairs = parts["rows"].reshape(-1, 2)
+    lanes = pairs[pairs[:, 1] == mem_rows.NOT_AFFINE, 0]
+    if lanes.size and (lanes.min() < 0 or lanes.max() + (1 << mem_rows.GROUP_SHIFT) > len(parts["full"])):
+        raise TraceError(f"{name}: /mem/rows points outside /mem/full (the file was modified or damaged)")
+    full = parts["full"] if len(parts["full"]) else np.zeros(1, np.int64)
+    return mem_rows.StoredRows(parts["rows"], full, n_entries, str(_from_attr(a.get("mem_addr_sha256", ""))), name)
 
 
 def read_header(path) -> dict:
@@ -651,6 +763,14 @@ class _ContentHash:
             h.update(len(b).to_bytes(8, "little"))
             h.update(b)
 
+    def part(self, name: str) -> str:
+        """One part's sha256 (what the digest takes of it)."""
+        return self.parts[name].hexdigest()
+
+    def known(self, name: str, part_sha256: str) -> None:
+        """A part whose sha256 is known without its bytes (the addresses of a trace still in rows)."""
+        self.parts[name] = SimpleNamespace(hexdigest=lambda: part_sha256)
+
     def hexdigest(self) -> str:
         top = hashlib.sha256(self.header.encode())
         for name in self.PARTS:
@@ -678,8 +798,20 @@ def digest(trace) -> str:
     h.array("path", trace.path)
     if trace.mem_ptr is not None:
         h.array("mem_ptr", trace.mem_ptr)
-        h.array("mem_addr", trace.mem_addr)
+        stored = _stored_rows(trace)
+        if stored is not None:
+            h.known("mem_addr", stored.addr_sha256)  # checked when the rows are decoded
+        else:
+            h.array("mem_addr", trace.mem_addr)
     return h.hexdigest()
+
+
+def _stored_rows(trace):
+    """The trace's /mem rows while its addresses were not read (a Trace, or read_fields' namespace)."""
+    if hasattr(trace, "stored_rows"):
+        return trace.stored_rows()
+    value = getattr(trace, "mem_addr", None)
+    return value if isinstance(value, mem_rows.StoredRows) else None
 
 
 def file_digest(path) -> str:

@@ -17,8 +17,31 @@ from typing import Optional
 import numpy as np
 
 from . import io
+from .mem_rows import StoredRows
 from .schema import (MEM_ATOMIC, MEM_FORMAT, MEM_LOAD, MEM_NONE, MEM_STORE, NO_ACCESS, PARAM_TAG, SCHEMA,  # noqa: F401
                      SCHEMA_MAJOR, TraceError)
+
+
+class _Addresses:
+    """``Trace.mem_addr``: an array, or the rows a file stores (`mem_rows.StoredRows`), decoded and
+    checked on first read. Until then ``Trace.stored_rows()`` hands the rows to the timing loops,
+    which read them as they are: loading a trace and simulating it never builds its addresses."""
+
+    def __set_name__(self, owner, name):
+        self.slot = name  # (a data descriptor wins over the instance dict: the value keeps the field's
+        # name there, so ``Trace(**trace.__dict__)`` copies a trace as it always did)
+
+    def __get__(self, obj, objtype=None):
+        if obj is None:
+            return None  # (the dataclass field's default)
+        value = obj.__dict__.get(self.slot)
+        if isinstance(value, StoredRows):
+            value = value.addresses(obj.mem_ptr)
+            obj.__dict__[self.slot] = value
+        return value
+
+    def __set__(self, obj, value):
+        obj.__dict__[self.slot] = value
 
 
 @dataclass
@@ -48,7 +71,7 @@ class Trace:
     path: np.ndarray = field(default_factory=lambda: np.zeros(0, np.uint16))  # uint16/uint32 block ids
     # /mem (optional): per memory instruction on each thread's path, CSR per thread (MEM_FORMAT)
     mem_ptr: Optional[np.ndarray] = None  # int64[n_threads+1]
-    mem_addr: Optional[np.ndarray] = None  # uint64[n_accesses] byte addresses (NO_ACCESS), in path order
+    mem_addr: Optional[np.ndarray] = _Addresses()  # uint64[n_accesses] byte addresses (NO_ACCESS), in path order
     mem_format: str = ""  # MEM_FORMAT for the per-instruction layout; "" for older /mem groups
     # free-form extra attributes (e.g. workload name, size, launch args digest)
     attrs: dict = field(default_factory=dict)
@@ -90,6 +113,20 @@ class Trace:
     def has_mem(self) -> bool:
         """Addresses the timing model can align with instructions (the per-instruction layout)."""
         return self.mem_ptr is not None and self.mem_format == MEM_FORMAT
+
+    def stored_rows(self) -> Optional[StoredRows]:
+        """/mem as the loaded file stores it (rows of 32 threads), while ``mem_addr`` was not read;
+        else None. Once read, the addresses are an array anyone may change, and they are what counts."""
+        value = self.__dict__.get("mem_addr")
+        return value if isinstance(value, StoredRows) else None
+
+    @property
+    def n_mem_entries(self) -> int:
+        """Entries of /mem (0 without), without decoding stored rows."""
+        stored = self.stored_rows()
+        if stored is not None:
+            return stored.n_entries
+        return 0 if self.mem_addr is None else len(self.mem_addr)
 
     def thread_path(self, t: int) -> np.ndarray:
         return self.path[self.path_ptr[t] : self.path_ptr[t + 1]]

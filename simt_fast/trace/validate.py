@@ -114,6 +114,10 @@ def _fingerprint(trace: Trace):
     parts = [trace.kernel, repr(trace.grid), repr(trace.block), len(trace.label), len(trace.text)]
     small = 0
     for field in _ARRAY_FIELDS:
+        stored = trace.stored_rows() if field == "mem_addr" else None
+        if stored is not None:
+            parts.append(("rows", id(stored)))  # (reading mem_addr would decode them)
+            continue
         arr = getattr(trace, field, None)
         if arr is None:
             parts.append(None)
@@ -402,13 +406,15 @@ def _check_mem_facts(trace: Trace, name: str) -> None:
 
 
 def _check_mem(trace: Trace, name: str) -> None:
-    if trace.mem_ptr is None and trace.mem_addr is None:
+    addr = trace.stored_rows() if trace.stored_rows() is not None else trace.mem_addr
+    if trace.mem_ptr is None and addr is None:
         return
-    if trace.mem_ptr is None or trace.mem_addr is None:
+    if trace.mem_ptr is None or addr is None:
         raise TraceError(f"{name}: '/mem' needs both mem_ptr and mem_addr")
     mem_ptr = _int_array(trace, name, "mem_ptr")
-    mem_addr = _int_array(trace, name, "mem_addr")
-    _check_csr(name, "mem_ptr", mem_ptr, trace.n_threads, len(mem_addr), "thread")
+    # (rows a file stores were checked against mem_ptr when read, and decode only when mem_addr is read)
+    n_addr = trace.n_mem_entries if trace.stored_rows() is not None else len(_int_array(trace, name, "mem_addr"))
+    _check_csr(name, "mem_ptr", mem_ptr, trace.n_threads, n_addr, "thread")
     if trace.mem_format == "":
         return  # the older global/shared-only layout: nothing aligns it with instructions (see notes())
     if trace.mem_format != MEM_FORMAT:

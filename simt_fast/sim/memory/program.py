@@ -5,12 +5,10 @@ entries in its path order) and each instruction's memory facts. A kernel keeps a
 (``MemoryRun.cursor``): the thread's next entry is its row ``row0[t >> shift] + cursor[t]``, and
 the cursor moves on each time the thread issues a memory instruction.
 
-Row j of a group of ``2**shift`` consecutive threads holds entry j of each of its threads. Most
-rows are affine in the lane (``base + lane * stride``: a coalesced access, a broadcast, a strided
-one, with some lanes NO_ACCESS for a false guard): such a row is two words, its base and
-``stride << 32 | void`` (bit l of ``void``: lane l has NO_ACCESS, or no entry j). A row that is not
-(``NOT_AFFINE`` in its second word) keeps its lanes' addresses in ``full``, from its first word on.
-So a warp's access usually reads 16 bytes rather than one address per lane: with many SMs in
+Row j of a group of ``2**shift`` consecutive threads holds entry j of each of its threads, as
+`trace.mem_rows` encodes them: an affine row is two words, any other keeps its lanes in ``full``.
+A trace loaded from a file that stores its rows hands them over as they are (`Trace.stored_rows`);
+any other is encoded here once (and kept while its arrays live). So a warp's access usually reads 16 bytes rather than one address per lane: with many SMs in
 cycle-major order thousands of warps each stream their own part of the addresses, and reading 32
 lanes' addresses missed the host's caches most of the time (measured: the gather was a third of a
 replicated-CTA run). A trace whose rows are mostly not affine and sparse (threads of a group with
@@ -31,11 +29,12 @@ from collections import namedtuple
 
 import numpy as np
 
+from ...trace import mem_rows
 from ...trace.model import Trace
 from .. import memory
 from ..config import SimConfig
 from . import layout
-from ._jit import helper, stream
+from ._jit import helper
 
 MemoryProgram = namedtuple("MemoryProgram", [
     "on",  # 1: memory instructions go through `memory.access`; 0: fixed latencies
@@ -47,11 +46,8 @@ MemoryProgram = namedtuple("MemoryProgram", [
     "rows",  # int64[2 * n_rows]: per row (base, stride << 32 | void), or (offset in `full`, NOT_AFFINE)
     "full",  # int64[...]: the lanes of the rows that are not affine (NO_ACCESS for no entry)
 ])
-GROUP_SHIFT = 5  # 32 threads per group (the lanes' void bits fill the low word of a row's second word)
-NOT_AFFINE = -1  # a row's second word when its lanes are in `full` (an affine row's is never -1: a row
-# with stride -1 has an address, so not every lane is void)
-MAX_PADDING = 2  # groups of 32 only if `full` takes at most this many times the trace's entries
-LOW32 = (1 << 32) - 1
+GROUP_SHIFT = mem_rows.GROUP_SHIFT
+NOT_AFFINE = mem_rows.NOT_AFFINE
 
 # a run's model state, allocated in Python (the kernels never allocate)
 MemoryRun = namedtuple("MemoryRun", [
@@ -85,64 +81,6 @@ def lane_address(rows, full, r, lane):
     return rows[2 * r] + lane * (second >> 32)
 
 
-@stream
-def _row_records(mem_ptr, addr, shift, row0, rows):
-    """Fill ``rows`` (module doc) with ``full`` offsets left 0; returns how many rows are not affine."""
-    n = mem_ptr.shape[0] - 1
-    size = 1 << shift
-    not_affine = 0
-    for g in range(row0.shape[0] - 1):
-        for j in range(row0[g + 1] - row0[g]):
-            r = row0[g] + j
-            void = 0
-            first = -1  # the first lane with an address, and that address
-            a0 = 0
-            stride = 0
-            have_stride = False  # set by the second lane with an address
-            affine = True
-            for lane in range(size):
-                t = (g << shift) + lane
-                a = addr[mem_ptr[t] + j] if t < n and mem_ptr[t] + j < mem_ptr[t + 1] else layout.NO_ACCESS
-                if a == layout.NO_ACCESS:
-                    void |= 1 << lane
-                elif first < 0:
-                    first = lane
-                    a0 = a
-                elif not have_stride:
-                    have_stride = True
-                    stride = (a - a0) // (lane - first)
-                    affine = affine and a == a0 + (lane - first) * stride
-                elif a != a0 + (lane - first) * stride:
-                    affine = False
-            if affine and -(1 << 31) <= stride < (1 << 31):
-                rows[2 * r] = a0 - first * stride if first >= 0 else 0
-                rows[2 * r + 1] = (stride << 32) | void
-            else:
-                rows[2 * r] = 0
-                rows[2 * r + 1] = NOT_AFFINE
-                not_affine += 1
-    return not_affine
-
-
-@stream
-def _fill_full(mem_ptr, addr, shift, row0, rows, full):
-    """Copy the lanes of every row that is not affine into ``full`` and point the row at them."""
-    n = mem_ptr.shape[0] - 1
-    size = 1 << shift
-    at = 0
-    for g in range(row0.shape[0] - 1):
-        for j in range(row0[g + 1] - row0[g]):
-            r = row0[g] + j
-            if rows[2 * r + 1] != NOT_AFFINE:
-                continue
-            rows[2 * r] = at
-            for lane in range(size):
-                t = (g << shift) + lane
-                full[at + lane] = addr[mem_ptr[t] + j] if t < n and mem_ptr[t] + j < mem_ptr[t + 1] \
-                    else layout.NO_ACCESS
-            at += size
-
-
 # the last trace's layout, kept while its /mem arrays live: a run is often one of several on one
 # trace (mechanisms, configs, the bench's repeats)
 _last_layout: list = [None, None, None]  # weakrefs to mem_ptr and mem_addr, the layout
@@ -162,21 +100,11 @@ def address_rows(mem_ptr: np.ndarray, addr: np.ndarray) -> tuple:
 
 
 def _address_rows(mem_ptr: np.ndarray, addr: np.ndarray) -> tuple:
-    n = mem_ptr.shape[0] - 1
     n_entries = int(mem_ptr[-1] - mem_ptr[0])
-    for shift in (GROUP_SHIFT, 0):
-        size = 1 << shift
-        counts = np.zeros(-(-max(n, 1) // size) * size, np.int64)
-        counts[:n] = np.diff(mem_ptr)
-        row0 = np.zeros(counts.shape[0] // size + 1, np.int64)
-        np.cumsum(counts.reshape(-1, size).max(axis=1), out=row0[1:])  # each group's rows: its most entries
-        rows = np.empty(2 * max(int(row0[-1]), 1), np.int64)
-        not_affine = _row_records(mem_ptr, addr, shift, row0, rows)
-        if shift == 0 or not_affine * size <= MAX_PADDING * n_entries + size:
-            break
-    full = np.empty(max(not_affine * size, 1), np.int64)
-    _fill_full(mem_ptr, addr, shift, row0, rows, full)
-    return shift, row0, rows, full
+    row0, rows, full = mem_rows.encode(mem_ptr, addr, GROUP_SHIFT)
+    if mem_rows.pays_off(n_entries, full, GROUP_SHIFT):
+        return GROUP_SHIFT, row0, rows, full
+    return (0, *mem_rows.encode(mem_ptr, addr, 0))
 
 
 def thread_entries(layout_: tuple, t: int, count: int) -> list:
@@ -199,7 +127,12 @@ def prepare_memory(trace: Trace, config: SimConfig) -> MemoryProgram:
     if not memory.model_enabled(config, trace):
         return _off(trace.n_instrs)
     space, kind, nbytes = memory.instruction_facts(trace)
-    shift, row0, rows, full = address_rows(trace.mem_ptr, trace.mem_addr)
+    stored = trace.stored_rows()
+    if stored is not None:  # the rows the file stores: the same layout, never decoded
+        shift, rows, full = stored.shift, stored.rows, stored.full
+        row0 = mem_rows.group_rows(trace.mem_ptr, shift)
+    else:
+        shift, row0, rows, full = address_rows(trace.mem_ptr, trace.mem_addr)
     return MemoryProgram(on=1, space=space, kind=kind, nbytes=nbytes, shift=shift, row0=row0, rows=rows, full=full)
 
 
