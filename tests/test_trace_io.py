@@ -318,3 +318,16 @@ def test_damaged_or_edited_rows_are_refused(tmp_path):
     u = Trace.load(tmp_path / "d.h5")
     with pytest.raises(TraceError, match=r"d\.h5: /mem decodes to addresses other than the ones written"):
         u.mem_addr
+
+
+def test_digest_thread_errors_reach_the_caller():
+    from simt_fast.trace.io import _concurrently
+
+    done = []
+
+    def fail():
+        raise ValueError("hash failed")
+
+    with pytest.raises(ValueError, match="hash failed"):
+        _concurrently(fail, lambda: done.append(1))
+    assert done == [1]  # the foreground work ran to its end first
