@@ -269,6 +269,9 @@ def test_mem_rows_on_disk_decode_exactly(tmp_path, monkeypatch, sizes):
     assert u.stored_rows() is not None
     assert np.array_equal(u.mem_addr, t.mem_addr) and u.mem_addr.dtype == np.uint64
     assert u.stored_rows() is None  # read once: the array is what counts from now on
+    v = Trace.load(tmp_path / "b.h5")
+    v.mem_ptr = v.mem_ptr.copy()  # a new mem_ptr: the rows are not its layout any more
+    assert v.stored_rows() is None and np.array_equal(v.mem_addr, t.mem_addr)
 
 
 def test_sparse_rows_are_stored_as_addresses(tmp_path):

@@ -728,7 +728,7 @@ def _read_mem_addr(f, name: str, mem_ptr: np.ndarray):
     if lanes.size and (lanes.min() < 0 or lanes.max() + (1 << mem_rows.GROUP_SHIFT) > len(parts["full"])):
         raise TraceError(f"{name}: /mem/rows points outside /mem/full (the file was modified or damaged)")
     full = parts["full"] if len(parts["full"]) else np.zeros(1, np.int64)
-    return mem_rows.StoredRows(parts["rows"], full, n_entries, str(_from_attr(a.get("mem_addr_sha256", ""))), name)
+    return mem_rows.StoredRows(mem_ptr, parts["rows"], full, n_entries, str(_from_attr(a.get("mem_addr_sha256", ""))), name)
 
 
 def read_header(path) -> dict:

@@ -153,8 +153,9 @@ class StoredRows:
     """A loaded trace's ``/mem`` as its file stores it (rows, not yet addresses): ``Trace.mem_addr``
     decodes it on first read, and the timing loops read the rows as they are."""
 
-    def __init__(self, rows: np.ndarray, full: np.ndarray, n_entries: int, addr_sha256: str, source: str,
-                 shift: int = GROUP_SHIFT):
+    def __init__(self, mem_ptr: np.ndarray, rows: np.ndarray, full: np.ndarray, n_entries: int, addr_sha256: str,
+                 source: str, shift: int = GROUP_SHIFT):
+        self.mem_ptr = mem_ptr  # the entries per thread these rows were checked against
         self.rows = rows
         self.full = full
         self.n_entries = int(n_entries)
@@ -162,9 +163,9 @@ class StoredRows:
         self.source = source
         self.shift = int(shift)
 
-    def addresses(self, mem_ptr: np.ndarray) -> np.ndarray:
+    def addresses(self) -> np.ndarray:
         """The decoded ``mem_addr``, checked against the digest part the writer stored."""
-        addr = decode(mem_ptr, self.rows, self.full, self.shift)
+        addr = decode(self.mem_ptr, self.rows, self.full, self.shift)
         if hashlib.sha256(addr.astype("<u8", copy=False)).hexdigest() != self.addr_sha256:
             raise TraceError(f"{self.source}: /mem decodes to addresses other than the ones written (the file was "
                              f"modified or damaged after it was written)")

@@ -36,7 +36,7 @@ class _Addresses:
             return None  # (the dataclass field's default)
         value = obj.__dict__.get(self.slot)
         if isinstance(value, StoredRows):
-            value = value.addresses(obj.mem_ptr)
+            value = value.addresses()
             obj.__dict__[self.slot] = value
         return value
 
@@ -118,7 +118,9 @@ class Trace:
         """/mem as the loaded file stores it (rows of 32 threads), while ``mem_addr`` was not read;
         else None. Once read, the addresses are an array anyone may change, and they are what counts."""
         value = self.__dict__.get("mem_addr")
-        return value if isinstance(value, StoredRows) else None
+        # (rows belong to the mem_ptr they were read with: after `trace.mem_ptr = ...` they are not
+        # this trace's layout any more, and the addresses count)
+        return value if isinstance(value, StoredRows) and value.mem_ptr is self.mem_ptr else None
 
     @property
     def n_mem_entries(self) -> int:
