@@ -182,6 +182,9 @@ def print_speed_table(rows: list, mechanisms: list, seconds: str) -> None:
         ("Accel-Sim s", lambda r: cell(r, "accelsim_s", ".1f"), "accelsim_s"),
         ("Accel-Sim / (import + run)",
          lambda r: f"{r['accelsim_s'] / ((r.get('import_s') or 0) + r['run_s']):,.0f}x", "accelsim_s"),
+        ("run kernelslist.g s", lambda r: cell(r, "direct_s", ".2f"), "direct_s"),
+        ("Accel-Sim / it", lambda r: f"{r['accelsim_s'] / r['direct_s']:,.0f}x" if r.get("direct_s") else "-",
+         "direct_s"),
     ]
     for m in mechanisms:
         columns.append((f"{m} s", lambda r, m=m: f"{r['sim'][m]:.3f}", "sim"))
@@ -493,8 +496,10 @@ def compare(args) -> int:
 
 
 SPEED_SECONDS = ("wall seconds, measured in this run: import and run = `simt-fast import-accelsim` and `simt-fast run "
-                 "-m sps` (each a fresh process, warm numba cache), a mechanism = simulate() on the loaded trace "
-                 "(warm, least of --repeat); Accel-Sim's wall spread evenly over a directory's kernels")
+                 "-m sps` (each a fresh process, warm numba cache), run kernelslist.g = `simt-fast run` on the "
+                 "Accel-Sim directory (one process: the import in memory, then sps; directories of one kernel), a "
+                 "mechanism = simulate() on the loaded trace (warm, least of --repeat); Accel-Sim's wall spread "
+                 "evenly over a directory's kernels")
 
 
 def speed_rows_of(name: str, trace_files: list, accelsim_dir, accel_seconds: float, mechanisms: list, config,
@@ -509,13 +514,20 @@ def speed_rows_of(name: str, trace_files: list, accelsim_dir, accel_seconds: flo
         subprocess.run([cli, "import-accelsim", str(Path(accelsim_dir) / "kernelslist.g"), "-o",
                         str(work / f"{name}-first-import")], check=True, capture_output=True)
         import_seconds = (time.perf_counter() - t0) / len(trace_files)
+    run_args = ["-m", "sps", "-c", SIMT_FAST_CONFIG, "--set", f"kernel_launch_latency={config.kernel_launch_latency}"]
+    direct_seconds = None
+    if accelsim_dir is not None and len(trace_files) == 1:  # `simt-fast run kernelslist.g`: one process
+        t0 = time.perf_counter()
+        subprocess.run([cli, "run", str(Path(accelsim_dir) / "kernelslist.g"), *run_args], check=True,
+                       capture_output=True)
+        direct_seconds = time.perf_counter() - t0
     rows = []
     for k, trace_file in enumerate(trace_files):
         t0 = time.perf_counter()
-        subprocess.run([cli, "run", str(trace_file), "-m", "sps", "-c", SIMT_FAST_CONFIG, "--set",
-                        f"kernel_launch_latency={config.kernel_launch_latency}"], check=True, capture_output=True)
+        subprocess.run([cli, "run", str(trace_file), *run_args], check=True, capture_output=True)
         rows.append(dict(name=name if len(trace_files) == 1 else f"{name}/{k + 1}", import_s=import_seconds,
-                         run_s=time.perf_counter() - t0, accelsim_s=accel_seconds / len(trace_files),
+                         run_s=time.perf_counter() - t0, direct_s=direct_seconds,
+                         accelsim_s=accel_seconds / len(trace_files),
                          sim=time_simulations(trace_file, mechanisms, config, repeat, time.perf_counter)))
     return rows
 

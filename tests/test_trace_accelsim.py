@@ -5,6 +5,7 @@ differential test against a random SIMT machine that knows every thread's true p
 lines; the command line; one end-to-end simulation of an imported trace.
 """
 
+import json
 import re
 
 import numpy as np
@@ -416,6 +417,34 @@ def test_cli_bad_line_exits_2_with_one_line(tmp_path):
     lines = r.output.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"error: {d / 'kernel-1.traceg'}:") and "address mode 9" in lines[0]
     assert not (tmp_path / "out" / "kernel-1.h5").exists()
+
+
+def test_run_takes_an_accelsim_kernel_trace_as_its_imported_file(tmp_path):
+    """`simt-fast run` on a .traceg imports it in memory: the same numbers as the imported file."""
+    from simt_fast.commands.run import ACCELSIM_INPUTS
+
+    assert set(accelsim.TRACE_SUFFIXES) <= set(ACCELSIM_INPUTS)
+    d = _directory(tmp_path)
+    assert CliRunner().invoke(app, ["import-accelsim", str(d / "kernelslist.g"), "-o", str(tmp_path / "out")]).exit_code == 0
+    for kernel, h5 in (("kernel-1.traceg", "kernel-1.h5"), ("kernel-2.traceg.xz", "kernel-2.h5")):
+        args = ["-m", "sps,dwf", "-c", "fermi", "--json"]
+        direct = CliRunner().invoke(app, ["run", str(d / kernel), *args])
+        stored = CliRunner().invoke(app, ["run", str(tmp_path / "out" / h5), *args])
+        assert direct.exit_code == 0 and stored.exit_code == 0, direct.output
+        results = [[r["stats"] for r in json.loads(x.stdout)["results"]] for x in (direct, stored)]
+        assert results[0] == results[1]
+        assert "imported in memory for this run" in direct.stderr
+    (d / "one.g").write_text("kernel-1.traceg\n")  # a listing of one kernel runs it
+    assert CliRunner().invoke(app, ["run", str(d / "one.g"), "-m", "sps"]).exit_code == 0
+
+
+def test_run_on_a_listing_of_several_kernels_asks_for_one(tmp_path):
+    d = _directory(tmp_path)
+    r = CliRunner().invoke(app, ["run", str(d / "kernelslist.g"), "-m", "sps"])
+    assert r.exit_code == 2
+    lines = r.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"error: {d / 'kernelslist.g'} lists 2 kernels (kernel-1.traceg, "
+                                                    f"kernel-2.traceg.xz, ...); run one of them")
 
 
 def test_run_notes_memory_lines_without_addresses(tmp_path):

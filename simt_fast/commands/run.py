@@ -115,6 +115,37 @@ def fill_lines(config, trace, results) -> List[str]:
     return lines
 
 
+ACCELSIM_INPUTS = (".traceg", ".traceg.xz", ".g")  # trace.accelsim.TRACE_SUFFIXES, and kernelslist.g
+
+
+def _read_trace(trace_file: Path, allow_digest_mismatch: bool) -> tuple:
+    """(Trace, note or None): a trace file, or an Accel-Sim kernel trace imported in memory (a user's
+    first answer in one process: docs/trace.md, *Accel-Sim traces*). A kernelslist.g must list one
+    kernel: which of several to run is the user's choice."""
+    from ..trace import Trace
+
+    name = trace_file.name
+    if not name.endswith(ACCELSIM_INPUTS):
+        return Trace.load(trace_file, allow_digest_mismatch=allow_digest_mismatch), None
+    from ..trace import accelsim  # (only here: `run` on a trace file starts without the importer)
+    from ..trace.model import TraceError
+
+    files = [trace_file] if name.endswith(accelsim.TRACE_SUFFIXES) else accelsim.kernel_files(trace_file)
+    if len(files) > 1:
+        raise TraceError(f"{trace_file} lists {len(files)} kernels ({files[0].name}, {files[1].name}, ...); run one "
+                         f"of them, or import them all with `simt-fast import-accelsim {trace_file} -o DIR`")
+    stderr = _stderr_console()
+    with _progress_bar(stderr) as bar:
+        task = bar.add_task(f"importing {files[0].name}", total=None)
+
+        def progress(done, total, stage="reading"):  # the text's bytes, then the thread blocks
+            bar.update(task, completed=done, total=total, description=f"{stage} {files[0].name}")
+
+        trace = accelsim.load(files[0], progress)
+    return trace, (f"imported in memory for this run; `simt-fast import-accelsim {trace_file} -o DIR` writes it as "
+                   f"a trace file, which later runs load in a fraction of the time")
+
+
 def _stderr_console():
     from rich.console import Console
 
@@ -153,7 +184,9 @@ def _progress_bar(stderr):
 def register(app: typer.Typer) -> None:
     @app.command("run", cls=SetHintCommand, help=RUN_HELP)
     def run_cmd(
-        trace_file: Path = typer.Argument(..., help="Trace file (.h5) written by `simt-fast trace` or `synth`."),
+        trace_file: Path = typer.Argument(..., help="Trace file (.h5) written by `simt-fast trace`, `synth` or "
+                                          "`import-accelsim`; or an Accel-Sim kernel trace (.traceg, .traceg.xz, a "
+                                          "kernelslist.g listing one), imported in memory for this run."),
         mechanism: List[str] = typer.Option(
             [], "--mechanism", "-m", help="Mechanism(s) to compare: repeat the option or give a comma list "
                                           "(-m sps,mp-oer,dwf); default: the config's."),
@@ -179,9 +212,9 @@ def register(app: typer.Typer) -> None:
             configs = [base.replace(mechanism=m) for m in mechs or [base.mechanism]]
             for c in configs:
                 get(c.mechanism)  # reject unknown/unimplemented names before any work
-            trace = Trace.load(trace_file, allow_digest_mismatch=allow_digest_mismatch)
+            trace, imported = _read_trace(trace_file, allow_digest_mismatch)
             require_valid(trace, name=str(trace_file))  # simulate() checks too; here messages name the file
-            notes = [memory_note(c, trace) for c in configs]
+            notes = [imported] + [memory_note(c, trace) for c in configs]
             if not all(c.perfect_memory for c in configs):
                 notes.append(addressless_note(trace))
             for text in dict.fromkeys(filter(None, notes)):
