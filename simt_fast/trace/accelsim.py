@@ -38,7 +38,7 @@ import numpy as np
 from ..ir.model import OpClass
 from . import accelsim_paths as paths
 from .accelsim_export import export  # noqa: F401  (traces out: simt_fast.trace.accelsim.export)
-from . import sass
+from . import mem_rows, sass
 from .accelsim_scan import scan_kernel
 from .accelsim_text import (DONE, FIRST_NO, LANES, LAST_NO, ROW0, SLOT0, LineReader, LineStore, Progress,
                             ScannedKernel, cta_text, text_lines)
@@ -292,17 +292,40 @@ def attrs(kern: RecoveredKernel, s: ImportSummary) -> dict:
 
 
 def trace_of(kern: RecoveredKernel, batches) -> Trace:
-    """The whole trace in memory from its CTA batches."""
-    batches = list(batches)
-    offsets = np.cumsum([0] + [len(b[1]) for b in batches])
-    mem_offsets = np.cumsum([0] + [len(b[3]) for b in batches])
+    """The whole trace in memory from its CTA batches. Its addresses are encoded batch by batch as
+    the rows the timing loops read (`mem_rows`), so they never sit in memory as one word per entry
+    (a replicated-CTA trace's 447 MB are 28 MB of rows); they are decoded if something reads
+    ``trace.mem_addr``, or at once when rows would take more than the addresses (`mem_rows.pays_off`)."""
+    paths_, ptrs, mem_ptrs, rows, full = [], [np.zeros(1, np.int64)], [np.zeros(1, np.int64)], [], []
+    encoder = mem_rows.RowEncoder()
+    n_steps = n_mem = 0
+    for path_ptr, path, mem_ptr, mem_addr in batches:
+        paths_.append(np.asarray(path, np.uint32))
+        ptrs.append(path_ptr[1:] + n_steps)
+        mem_ptrs.append(mem_ptr[1:] + n_mem)
+        n_steps += len(path)
+        n_mem += len(mem_addr)
+        r, f = encoder.add(np.diff(mem_ptr), mem_rows.as_int64(mem_addr))
+        rows.append(r)
+        full.append(f)
+    r, f = encoder.finish()
+    rows.append(r)
+    full.append(f)
+    mem_ptr = np.concatenate(mem_ptrs).astype(np.int64, copy=False)
+    rows, full = np.concatenate(rows), np.concatenate(full)
+    if not len(full):
+        full = np.zeros(1, np.int64)  # (the kernels index it)
+    name = kern.scanned.name
+    if mem_rows.pays_off(n_mem, full):
+        mem_addr = mem_rows.StoredRows(mem_ptr, rows, full, n_mem, None, name)
+    else:
+        mem_addr = mem_rows.decode(mem_ptr, rows, full)
     h = kern.scanned.header
     return Trace(
         kernel=h.kernel, grid=h.grid, block=h.block, source_sha256=kern.scanned.sha256,
-        path_ptr=np.concatenate([[0]] + [b[0][1:] + o for b, o in zip(batches, offsets)]).astype(np.int64),
-        path=np.concatenate([b[1] for b in batches]).astype(np.uint32),
-        mem_ptr=np.concatenate([[0]] + [b[2][1:] + o for b, o in zip(batches, mem_offsets)]).astype(np.int64),
-        mem_addr=np.concatenate([b[3] for b in batches]).astype(np.uint64),
+        path_ptr=np.concatenate(ptrs).astype(np.int64, copy=False),
+        path=np.concatenate(paths_) if paths_ else np.zeros(0, np.uint32),
+        mem_ptr=mem_ptr, mem_addr=mem_addr,
         mem_format=MEM_FORMAT, attrs=attrs(kern, summary(kern, None)), **cfg_arrays(kern),
     )
 

@@ -206,10 +206,9 @@ class TraceWriter:
         # /mem's encoding (docs/trace.md, *Addresses on disk*): rows of 32 threads when they are
         # compact, else the addresses; decided on the first flush (a million entries, or the whole
         # trace), until then both are staged. Rows need whole groups: the last threads of a batch
-        # that do not fill one wait for the next batch (`_carry_*`).
+        # that do not fill one wait for the next batch (`mem_rows.RowEncoder`).
         self.mem_encoding = ""  # "" undecided, MEM_ROWS or MEM_ADDRESSES
-        self._carry_counts = np.zeros(0, np.int64)
-        self._carry_addr = np.zeros(0, np.int64)
+        self._rows = mem_rows.RowEncoder()
         self._undecided: dict = {"mem_addr": [], "rows": [], "full": []}
         self._n_rows = 0
         self._n_full = 0
@@ -325,27 +324,8 @@ class TraceWriter:
             self.flush()
 
     def _encode_rows(self, counts: np.ndarray, addr: np.ndarray, final: bool) -> None:
-        """Stage the rows of every whole group of the carried threads and these (all of them if
-        ``final``); the rest are carried to the next batch."""
-        if len(self._carry_counts):
-            counts = np.concatenate((self._carry_counts, counts))
-            addr = np.concatenate((self._carry_addr, addr))
-        size = 1 << mem_rows.GROUP_SHIFT
-        n = len(counts) if final else len(counts) // size * size
-        ptr = np.zeros(n + 1, np.int64)
-        np.cumsum(counts[:n], out=ptr[1:])
-        m = int(ptr[-1])
-        self._carry_counts = counts[n:].copy()
-        self._carry_addr = addr[m:].copy()
-        if n == 0:
-            return
-        _, rows, full = mem_rows.encode(ptr, addr[:m])
-        pairs = rows.reshape(-1, 2)
-        pairs[pairs[:, 1] == mem_rows.NOT_AFFINE, 0] += self._n_full  # offsets into the file's `full`
-        if len(full) == 1 and not np.any(pairs[:, 1] == mem_rows.NOT_AFFINE):
-            full = full[:0]  # (encode's placeholder)
-        if m == 0:
-            rows = rows[:0]  # (no rows: encode's placeholder pair)
+        """Stage the rows of the groups these threads complete (all of them if ``final``)."""
+        rows, full = self._rows.finish() if final else self._rows.add(counts, addr)
         self._n_rows += len(rows) // 2
         self._n_full += len(full)
         self._row_hash["rows"].update(rows)
@@ -824,7 +804,7 @@ def digest(trace) -> str:
     if trace.mem_ptr is not None:
         h.array("mem_ptr", trace.mem_ptr)
         stored = _stored_rows(trace)
-        if stored is not None:
+        if stored is not None and stored.addr_sha256 is not None:
             h.known("mem_addr", stored.addr_sha256)  # checked when the rows are decoded
         else:
             h.array("mem_addr", trace.mem_addr)

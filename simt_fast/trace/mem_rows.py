@@ -149,6 +149,45 @@ def decode(mem_ptr: np.ndarray, rows: np.ndarray, full: np.ndarray, shift: int =
 assert NO_ACCESS == 2**64 - 1  # NO_ADDRESS is its int64 view
 
 
+class RowEncoder:
+    """Rows of a trace given batch by batch (consecutive threads, any counts): each call returns the
+    rows and ``full`` lanes of the groups the batches completed, with ``full`` offsets counted over
+    the whole trace; the last threads of a batch that do not fill a group wait for the next batch,
+    and ``finish`` encodes them."""
+
+    def __init__(self):
+        self.counts = np.zeros(0, np.int64)  # the waiting threads' entry counts, and their entries
+        self.addr = np.zeros(0, np.int64)
+        self.n_full = 0  # lanes of `full` handed out so far
+
+    def add(self, counts: np.ndarray, addr: np.ndarray, final: bool = False) -> tuple:
+        """(rows, full) of the groups completed by these threads (``addr``: their int64 entries)."""
+        if len(self.counts):
+            counts = np.concatenate((self.counts, counts))
+            addr = np.concatenate((self.addr, addr))
+        size = 1 << GROUP_SHIFT
+        n = len(counts) if final else len(counts) // size * size
+        ptr = np.zeros(n + 1, np.int64)
+        np.cumsum(counts[:n], out=ptr[1:])
+        m = int(ptr[-1])
+        self.counts = np.array(counts[n:], np.int64)
+        self.addr = np.array(addr[m:], np.int64)
+        if m == 0:
+            return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        _, rows, full = encode(ptr, addr[:m])
+        pairs = rows.reshape(-1, 2)
+        spilled = pairs[:, 1] == NOT_AFFINE
+        pairs[spilled, 0] += self.n_full
+        if not spilled.any():
+            full = full[:0]  # (encode's placeholder)
+        self.n_full += len(full)
+        return rows, full
+
+    def finish(self) -> tuple:
+        """(rows, full) of the threads still waiting (the last, partial group)."""
+        return self.add(np.zeros(0, np.int64), np.zeros(0, np.int64), final=True)
+
+
 class StoredRows:
     """A loaded trace's ``/mem`` as its file stores it (rows, not yet addresses): ``Trace.mem_addr``
     decodes it on first read, and the timing loops read the rows as they are."""
@@ -159,14 +198,15 @@ class StoredRows:
         self.rows = rows
         self.full = full
         self.n_entries = int(n_entries)
-        self.addr_sha256 = str(addr_sha256)  # the digest part of the decoded addresses (io._ContentHash)
+        # the digest part of the decoded addresses (io._ContentHash); None: not known (rows built in memory)
+        self.addr_sha256 = None if addr_sha256 is None else str(addr_sha256)
         self.source = source
         self.shift = int(shift)
 
     def addresses(self) -> np.ndarray:
         """The decoded ``mem_addr``, checked against the digest part the writer stored."""
         addr = decode(self.mem_ptr, self.rows, self.full, self.shift)
-        if hashlib.sha256(addr.astype("<u8", copy=False)).hexdigest() != self.addr_sha256:
+        if self.addr_sha256 is not None and hashlib.sha256(addr.astype("<u8", copy=False)).hexdigest() != self.addr_sha256:
             raise TraceError(f"{self.source}: /mem decodes to addresses other than the ones written (the file was "
                              f"modified or damaged after it was written)")
         return addr
