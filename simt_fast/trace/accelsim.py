@@ -29,6 +29,7 @@ naming the file and line.
 from __future__ import annotations
 
 import hashlib
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator, Optional
@@ -296,21 +297,22 @@ def trace_of(kern: RecoveredKernel, batches) -> Trace:
     the rows the timing loops read (`mem_rows`), so they never sit in memory as one word per entry
     (a replicated-CTA trace's 447 MB are 28 MB of rows); they are decoded if something reads
     ``trace.mem_addr``, or at once when rows would take more than the addresses (`mem_rows.pays_off`)."""
-    paths_, ptrs, mem_ptrs, rows, full = [], [np.zeros(1, np.int64)], [np.zeros(1, np.int64)], [], []
+    paths_, ptrs, mem_ptrs = [], [np.zeros(1, np.int64)], [np.zeros(1, np.int64)]
     encoder = mem_rows.RowEncoder()
+    encoded = []  # (rows, full) per batch, in order: one worker encodes batch k while batch k + 1 is made
     n_steps = n_mem = 0
-    for path_ptr, path, mem_ptr, mem_addr in batches:
-        paths_.append(np.asarray(path, np.uint32))
-        ptrs.append(path_ptr[1:] + n_steps)
-        mem_ptrs.append(mem_ptr[1:] + n_mem)
-        n_steps += len(path)
-        n_mem += len(mem_addr)
-        r, f = encoder.add(np.diff(mem_ptr), mem_rows.as_int64(mem_addr))
-        rows.append(r)
-        full.append(f)
-    r, f = encoder.finish()
-    rows.append(r)
-    full.append(f)
+    with ThreadPoolExecutor(1, thread_name_prefix="simt-fast-rows") as worker:  # (numba releases the GIL)
+        for path_ptr, path, mem_ptr, mem_addr in batches:
+            paths_.append(np.asarray(path, np.uint32))
+            ptrs.append(path_ptr[1:] + n_steps)
+            mem_ptrs.append(mem_ptr[1:] + n_mem)
+            n_steps += len(path)
+            n_mem += len(mem_addr)
+            encoded.append(worker.submit(encoder.add, np.diff(mem_ptr), mem_rows.as_int64(mem_addr)))
+        encoded.append(worker.submit(encoder.finish))
+        encoded = [e.result() for e in encoded]
+    rows = [r for r, _ in encoded]
+    full = [f for _, f in encoded]
     mem_ptr = np.concatenate(mem_ptrs).astype(np.int64, copy=False)
     rows, full = np.concatenate(rows), np.concatenate(full)
     if not len(full):
