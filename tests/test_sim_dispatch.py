@@ -18,18 +18,19 @@ from hypothesis_budget import examples
 
 
 @jit
-def _hand_out(pend, assigned, cta_q, n_ctas, stop_t, t, sm0):  # (helpers have no Python entry)
-    return hand_out(pend, assigned, cta_q, n_ctas, stop_t, t, sm0)
+def _hand_out(pend, n_freed, assigned, cta_q, n_ctas, stop_t, t, sm0):  # (helpers have no Python entry)
+    return hand_out(pend, n_freed, assigned, cta_q, n_ctas, stop_t, t, sm0)
 
 
 def kernel_hand_out(free, n_sms, cta_lim, n_ctas, cta_q):
     pend = np.zeros((n_sms, cta_lim), np.bool_)
     for sm, c in free:
         pend[sm, c] = True
+    n_freed = pend.sum(axis=1).astype(np.int64)
     assigned = np.full((n_sms, cta_lim), -1, np.int64)
     stop_t = np.full(n_sms, NEVER, np.int64)
-    _hand_out(pend, assigned, cta_q, n_ctas, stop_t, 0, -1)
-    assert not pend.any()  # every freed slot is cleared, filled or not
+    _hand_out(pend, n_freed, assigned, cta_q, n_ctas, stop_t, 0, -1)
+    assert not pend.any() and not n_freed.any()  # every freed slot is cleared, filled or not
     return sorted((sm, c, int(assigned[sm, c])) for sm in range(n_sms) for c in range(cta_lim) if assigned[sm, c] >= 0)
 
 

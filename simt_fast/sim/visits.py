@@ -74,13 +74,29 @@ def next_in_cycle(sm_res, sm_next, sm, now):
 
 
 @helper
-def hand_out(pend, assigned, cta_q, n_ctas, stop_t, t, sm0):
+def free_slot(pend, n_freed, sm, c):
+    """CTA slot ``c`` of ``sm`` is free: it waits in ``pend`` for the next CTA."""
+    pend[sm, c] = True
+    n_freed[sm] += 1
+
+
+@helper
+def free_every_slot(pend, n_freed):
+    """Every CTA slot is free (the start of a run)."""
+    pend[:, :] = True
+    n_freed[:] = pend.shape[1]
+
+
+@helper
+def hand_out(pend, n_freed, assigned, cta_q, n_ctas, stop_t, t, sm0):
     """Round-robin CTA dispatch (GPGPU-Sim's block issue): the waiting CTAs go to the freed slots
-    (``pend``) one per SM in turn, each round starting after the SM that got the last CTA
-    (``cta_q`` = [next CTA, that SM]), until the CTAs or the slots run out; ``assigned[sm, c]``
-    receives the CTA of slot c. Eligible SMs: every SM (``sm0`` < 0, the cycle-major end of a
-    cycle), or ``sm0`` and the SMs stopped at cycle ``t`` (the SM-major group that resumes at t).
-    The eligible SMs' freed slots are cleared; returns how many CTAs were handed out."""
+    (``pend``; ``n_freed[sm]`` of them on ``sm``) one per SM in turn, each round starting after the
+    SM that got the last CTA (``cta_q`` = [next CTA, that SM]), until the CTAs or the slots run out;
+    ``assigned[sm, c]`` receives the CTA of slot c. Eligible SMs: every SM (``sm0`` < 0, the
+    cycle-major end of a cycle), or ``sm0`` and the SMs stopped at cycle ``t`` (the SM-major group
+    that resumes at t). The eligible SMs' freed slots are cleared; returns how many CTAs were handed
+    out. An SM without freed slots costs one look (the cycle-major loop calls this every cycle: a
+    look at every slot of every SM was a tenth of a replicated-CTA run)."""
     n_sms = pend.shape[0]
     cta_lim = pend.shape[1]
     handed = 0
@@ -89,12 +105,13 @@ def hand_out(pend, assigned, cta_q, n_ctas, stop_t, t, sm0):
         got = False
         start = cta_q[1]
         for i in range(1, n_sms + 1):
-            s = (start + i) % n_sms
-            if sm0 >= 0 and s != sm0 and stop_t[s] != t:
+            s = start + i if start + i < n_sms else start + i - n_sms
+            if n_freed[s] == 0 or (sm0 >= 0 and s != sm0 and stop_t[s] != t):
                 continue
             for c in range(cta_lim):
                 if pend[s, c]:
                     pend[s, c] = False
+                    n_freed[s] -= 1
                     assigned[s, c] = cta_q[0]
                     cta_q[0] += 1
                     cta_q[1] = s
@@ -104,9 +121,10 @@ def hand_out(pend, assigned, cta_q, n_ctas, stop_t, t, sm0):
             if cta_q[0] >= n_ctas:
                 break
     for s in range(n_sms):  # CTAs ran out: the other freed slots stay empty
-        if sm0 < 0 or s == sm0 or stop_t[s] == t:
+        if n_freed[s] > 0 and (sm0 < 0 or s == sm0 or stop_t[s] == t):
             for c in range(cta_lim):
                 pend[s, c] = False
+            n_freed[s] = 0
     return handed
 
 
@@ -137,7 +155,7 @@ def next_visit(sm_major, sm, now, done, n_ctas, hws_sync, last_progress, no_prog
                 g[G_ERR] = ERR_REPLAY  # (an SM left with CTAs and no next visit)
             return sm, now, False, False
         if resume:
-            hand_out(m.pend, m.assigned, m.cta_q, n_ctas, m.stop_t, now, sm)
+            hand_out(m.pend, m.n_freed, m.assigned, m.cta_q, n_ctas, m.stop_t, now, sm)
         return sm, now, resume, True
     if m.n_resume[0] == 0:
         nxt_sm = next_in_cycle(m.sm_res, m.sm_next, sm, now)
@@ -151,7 +169,7 @@ def next_visit(sm_major, sm, now, done, n_ctas, hws_sync, last_progress, no_prog
         if nxt_sm >= 0 and m.sm_next[nxt_sm] <= now:
             return nxt_sm, now, False, True
         # every visit of cycle `now` is done: the slots freed in it get the waiting CTAs
-        if hand_out(m.pend, m.assigned, m.cta_q, n_ctas, m.stop_t, now, -1) > 0:
+        if hand_out(m.pend, m.n_freed, m.assigned, m.cta_q, n_ctas, m.stop_t, now, -1) > 0:
             for s in range(m.assigned.shape[0]):
                 for c in range(m.assigned.shape[1]):
                     if m.assigned[s, c] >= 0 and not m.to_resume[s]:
@@ -249,6 +267,7 @@ Machine = namedtuple("Machine", [
     "stop_t",  # [n_sms]: SM-major: the cycle an SM stopped at (NEVER: not stopped)
     "seen",  # [n_sms]: idle cycles are counted up to here (the cycle after its last visit)
     "pend",  # bool [n_sms, cta_lim]: freed CTA slots waiting for the next CTAs
+    "n_freed",  # [n_sms]: how many of each SM's slots are in pend (`free_slot`)
     "assigned",  # [n_sms, cta_lim]: the CTA handed to a freed slot, dispatched at the SM's next visit (-1: none)
     "cta_q",  # [2]: the next CTA to hand out, the SM that got the last one (round-robin dispatch)
     "to_resume",  # bool [n_sms]: cycle-major: SMs handed CTAs at the end of the cycle, to visit for them
@@ -267,7 +286,7 @@ def machine_state(p) -> Machine:
         simd_free=np.zeros((n_sms, n_sched), np.int64), iss_lat=np.zeros((n_sms, n_sched), np.int64),
         sm_next=np.zeros(n_sms, np.int64), sm_res=np.zeros(n_sms, np.int64), sm_lp=np.zeros(n_sms, np.int64),
         stop_t=np.full(n_sms, NEVER, np.int64), seen=np.zeros(n_sms, np.int64),
-        pend=np.zeros((n_sms, p.cta_lim), np.bool_), assigned=np.full((n_sms, p.cta_lim), -1, np.int64),
+        pend=np.zeros((n_sms, p.cta_lim), np.bool_), n_freed=np.zeros(n_sms, np.int64), assigned=np.full((n_sms, p.cta_lim), -1, np.int64),
         cta_q=np.array([0, n_sms - 1], np.int64), to_resume=np.zeros(n_sms, np.bool_),
         n_resume=np.zeros(1, np.int64), res_cta=np.full((n_sms, p.cta_lim), -1, np.int64),
         cta_live=np.zeros(p.n_ctas, np.int64), cta_arr=np.zeros(p.n_ctas, np.int64),

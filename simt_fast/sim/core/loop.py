@@ -12,13 +12,14 @@ from numba.cpython.unsafe.numbers import trailing_zeros
 from ..._jit import cycle_loop, prefetch
 from ..squeeze import max_lane_count
 from ..events import EV_ISSUE, emit
-from ..memory.issue import access_mask
+from ..memory.issue import access_mask, flush_cursors, warp_first_row
 from ..mech import MIMD, MP_OER, SPS, DPS, FRONTIER
 from ..mech._tables import S_BLK, S_EXP, S_MASK, S_OFF, S_ROW, S_RPCB, S_RPCO, S_STATE, S_T, W_CTA, W_CTASLOT, W_EPOCH, \
-    W_GID, W_LIVE, W_NB, W_NLANES, W_STN, W_TBASE, popcount, row_list_remove
+    W_GID, W_LIVE, W_MROW, W_NB, W_NLANES, W_STN, W_TBASE, popcount, row_list_remove
 from ..program import BRANCH, POLICY_GTO
 from ..stats import G_CYCLES, G_EPOCH, G_ERR, G_EXPANDED, G_IDLE, G_THREAD_INSTS, G_VKEY, G_WARP_INSTS
-from ..visits import ERR_MAX_CYCLES, ERR_REPLAY, NEVER, hand_out, idle_since, next_visit, simd_idle, sm_must_replay
+from ..visits import ERR_MAX_CYCLES, ERR_REPLAY, NEVER, free_every_slot, free_slot, hand_out, idle_since, next_visit, \
+    simd_idle, sm_must_replay
 from .blocks import advance, arrive_at_barrier, blame, dispatch_cta, early_arrival, order_row, release_barrier, \
     schedulable
 from .scoreboard import SB_M0, SB_RMAX, SB_RUNION, SB_T0, sb_write, sb_write_lane
@@ -99,6 +100,7 @@ def run(p, prog, m, s, out, mp, mr):
     stop_t = m.stop_t
     seen = m.seen
     pend = m.pend
+    n_freed = m.n_freed
     cta_live = m.cta_live
     cta_arr = m.cta_arr
     pos = m.pos
@@ -129,8 +131,8 @@ def run(p, prog, m, s, out, mp, mr):
     # ---- CTA dispatch: round-robin over the SMs (one CTA per SM in turn) until they are full --
     assigned = m.assigned
     cta_q = m.cta_q
-    pend[:, :] = True
-    hand_out(pend, assigned, cta_q, n_ctas, stop_t, 0, -1)
+    free_every_slot(pend, n_freed)
+    hand_out(pend, n_freed, assigned, cta_q, n_ctas, stop_t, 0, -1)
     for sm in range(n_sms):
         for c in range(cta_lim):
             if assigned[sm, c] >= 0:
@@ -138,6 +140,9 @@ def run(p, prog, m, s, out, mp, mr):
                 assigned[sm, c] = -1
                 dispatch_cta(mech, sm, c, cta, 0, W, wpc, WS, tpc, path_ptr, path, exit_b, st, winfo, sb, pos,
                              cta_live, order, order_n, sm_res, g, ev, rt)
+                if mp is not None:
+                    for w in range(sm * WS + c * wpc, sm * WS + (c + 1) * wpc):
+                        winfo[w, W_MROW] = warp_first_row(mp, winfo[w, W_TBASE], winfo[w, W_NLANES])
                 if cta_live[cta] == 0:
                     sm_retire[sm] = 1  # a CTA without live threads retires at the SM's next issue
     for w in range(n_slots):
@@ -213,7 +218,10 @@ def run(p, prog, m, s, out, mp, mr):
                     prefetch(st, w * W * S_ROW)  # its first split row (a converged warp's only one)
                     stn = winfo[w, W_STN]
                     if mp is not None:
-                        prefetch(mr.cursor, winfo[w, W_TBASE])  # its threads' /mem cursors
+                        if winfo[w, W_MROW] >= 0:
+                            prefetch(mp.rows, 2 * winfo[w, W_MROW])  # the address row its threads take next
+                        else:
+                            prefetch(mr.cursor, winfo[w, W_TBASE])  # its threads' /mem cursors
                     if stn == 1:
                         # one unit: it is schedulable under every mechanism (the common converged case)
                         cand[0] = 0
@@ -319,8 +327,10 @@ def run(p, prog, m, s, out, mp, mr):
                         latency = lat[op_class[instr]]
                         r = dst_reg[instr]
                         if mp is not None and mp.space[instr] >= 0:  # (None: numba drops the branch)
-                            latency = access_mask(mp, mr, sm, winfo[w, W_GID], now, instr, mask, winfo[w, W_TBASE],
-                                                  winfo[w, W_NLANES], r >= 0, winfo[w, W_CTASLOT]) - now
+                            ready, wrow = access_mask(mp, mr, sm, winfo[w, W_GID], now, instr, mask, winfo[w, W_TBASE],
+                                                      winfo[w, W_NLANES], r >= 0, winfo[w, W_CTASLOT], winfo[w, W_MROW])
+                            winfo[w, W_MROW] = wrow
+                            latency = ready - now
                         if r >= 0 and mech == MIMD:
                             sb_write_lane(sb, sbr, W, (w * n_regs + r) * SB_ENTRY, (w * n_regs + r) * rec_words,
                                           trailing_zeros(mask), now + latency, now)
@@ -414,6 +424,8 @@ def run(p, prog, m, s, out, mp, mr):
                 cta = winfo[w0, W_CTA]
                 if cta >= 0 and cta_live[cta] == 0:
                     for w in range(w0, w0 + wpc):
+                        if mp is not None:
+                            flush_cursors(mp, mr, winfo[w, W_TBASE], winfo[w, W_NLANES], winfo[w, W_MROW])
                         winfo[w, W_CTA] = -1
                         wready[w] = INF
                         row_list_remove(order, order_n, order_row(order_n, sm_res, sm, WS, w), w)
@@ -421,7 +433,7 @@ def run(p, prog, m, s, out, mp, mr):
                     done += 1
                     last_progress = now
                     sm_lp[sm] = now
-                    pend[sm, c] = True
+                    free_slot(pend, n_freed, sm, c)
                     n_pend += 1
             if issued_sm:
                 last_progress = now
@@ -443,6 +455,9 @@ def run(p, prog, m, s, out, mp, mr):
                 w0 = sm * WS + c * wpc
                 dispatch_cta(mech, sm, c, cta, now + 1, W, wpc, WS, tpc, path_ptr, path, exit_b, st,
                              winfo, sb, pos, cta_live, order, order_n, sm_res, g, ev, rt)
+                if mp is not None:
+                    for w in range(w0, w0 + wpc):
+                        winfo[w, W_MROW] = warp_first_row(mp, winfo[w, W_TBASE], winfo[w, W_NLANES])
                 wready[w0:w0 + wpc] = 0
                 sk_next[sm, :] = 0
                 if cta_live[cta] == 0:

@@ -27,7 +27,8 @@ from ..memory.issue import access_slots
 from ..program import BRANCH, POLICY_GTO, POLICY_MAJORITY
 from ..stats import G_BARWAIT, G_CYCLES, G_ERR, G_EXITS, G_IDLE, G_MAX_STACK, G_NREL, G_THREAD_INSTS, \
     G_VKEY, G_WARP_INSTS
-from ..visits import ERR_REPLAY, hand_out, idle_since, next_visit, simd_idle, sm_must_replay
+from ..visits import ERR_REPLAY, free_every_slot, free_slot, hand_out, idle_since, next_visit, simd_idle, \
+    sm_must_replay
 from .dwf import dwf_barrier, dwf_finish, pick_dwf
 from .layout import (
     AT_BARRIER, EN_DWF, F_AGE, F_BART, F_BLK, F_BOUND, F_CTA, F_EP, F_ID, F_MASK, F_N, F_NB, F_NROW, F_OFF,
@@ -228,6 +229,7 @@ def run(p, prog, m, s, out, mp, mr):
     stop_t = m.stop_t
     seen = m.seen
     pend = m.pend
+    n_freed = m.n_freed
     res_cta = m.res_cta
     cta_live = m.cta_live
     cta_arr = m.cta_arr
@@ -263,8 +265,8 @@ def run(p, prog, m, s, out, mp, mr):
     # ---- CTA dispatch: round-robin over the SMs (one CTA per SM in turn) until they are full
     assigned = m.assigned
     cta_q = m.cta_q
-    pend[:, :] = True
-    hand_out(pend, assigned, cta_q, n_ctas, stop_t, 0, -1)
+    free_every_slot(pend, n_freed)
+    hand_out(pend, n_freed, assigned, cta_q, n_ctas, stop_t, 0, -1)
     for sm in range(n_sms):
         for c in range(cta_lim):
             if assigned[sm, c] >= 0:
@@ -395,7 +397,7 @@ def run(p, prog, m, s, out, mp, mr):
                     done += 1
                     last_progress = now
                     sm_lp[sm] = now
-                    pend[sm, c] = True
+                    free_slot(pend, n_freed, sm, c)
                     n_pend += 1
             if issued_sm:
                 last_progress = now

@@ -53,7 +53,8 @@ W_AGE = 8  # dispatch order (gto)
 W_CTASLOT = 9  # CTA slot index on its SM
 W_GID = 10  # global warp id (CTA id * warps per CTA + warp index): the id events report
 W_NB = 11  # sps, frontier (one PC per warp): no unit issues before this cycle (a branch resolves)
-W_NF = 12
+W_MROW = 12  # memory model: the row every thread of the warp takes next, or -1 (`memory.issue.access_mask`)
+W_NF = 13
 
 
 @hot_helper
