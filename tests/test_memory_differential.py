@@ -11,8 +11,11 @@ from hypothesis import strategies as st
 from hypothesis_budget import examples
 from memory_helpers import AT, C, G, L, LD, S, ST, Access, run_numba, run_reference
 
+from simt_fast._jit import jit
 from simt_fast.sim import memory
 from simt_fast.sim.config import LINE_BYTES, SimConfig
+from simt_fast.sim.memory.layout import SCRATCH_WORDS
+from simt_fast.sim.memory.shared_banks import shared_passes
 from simt_fast.sim.reference import memory as ref
 from simt_fast.trace.synth import synthetic
 
@@ -129,3 +132,35 @@ def test_profile_matches_reference(seed, warp_size, n_sms, cfg):
             assert getattr(got, k) == v, k
     assert got.mem_requests == int(got.inst_requests[np.isin(trace.op_class, (2, 4))].sum())  # global + local
     assert np.all(got.inst_requests[~np.isin(trace.op_class, (2, 3, 4, 5))] == 0)
+
+
+@jit
+def _shared_passes(addrs, n_lanes, nbytes, banks, group, atomic, scratch):  # (helpers have no Python entry)
+    return shared_passes(addrs, n_lanes, nbytes, banks, group, atomic, scratch)
+
+
+@st.composite
+def lane_rows(draw):
+    """A warp's shared addresses, mostly affine rows (lane l at a0 + l * stride: what `affine_passes`
+    counts in closed form), some with one lane moved or switched off (the word-by-word count)."""
+    n = draw(st.integers(1, 32))
+    a0 = draw(st.integers(0, 1 << 12)) * draw(st.sampled_from((1, 4)))
+    stride = draw(st.sampled_from((0, 4, -4, 8, 12, 64, 128, 132, 4 * 33))) if draw(st.booleans()) \
+        else draw(st.integers(-40, 200))
+    addrs = [a0 + lane * stride + (1 << 14) for lane in range(n)]
+    if draw(st.integers(0, 3)) == 0:
+        addrs[draw(st.integers(0, n - 1))] = draw(st.sampled_from((-1, 0, 4, 128)))
+    return addrs
+
+
+@examples(400)
+@given(lane_rows(), st.sampled_from((1, 2, 4, 8)), st.sampled_from((1, 2, 16, 24, 32)), st.sampled_from((1, 4, 16, 32)),
+       st.booleans())
+def test_shared_passes_affine_and_counted_match_the_reference(addrs, nbytes, banks, group, atomic):
+    """Bank passes of a warp's shared access, the closed form for affine rows and the word-by-word count
+    for the others, against the reference's count over each lane group."""
+    cfg = SimConfig(shared_banks=banks, shared_bank_group=group)
+    want = ref.MemoryModel(cfg, 1, 1, 32, 1).shared_passes(addrs, nbytes, atomic)
+    passes, replays = _shared_passes(np.array(addrs, np.int64), len(addrs), nbytes, banks, group, atomic,
+                                     np.zeros(SCRATCH_WORDS, np.int64))
+    assert (passes, replays) == (sum(want), sum(p - 1 for p in want))
