@@ -34,10 +34,10 @@ def find_way(cache, c, s, assoc, line):
     mru = cache[c, s, L_MRU, 0]
     if cache[c, s, L_TAG, mru] == line:
         return mru
+    way = 0  # 1 + the way holding the line: a sum without an early exit, so tags compare a vector at a time
     for w in range(assoc):
-        if cache[c, s, L_TAG, w] == line:
-            return w
-    return -1
+        way += w + 1 if cache[c, s, L_TAG, w] == line else 0
+    return way - 1
 
 
 @helper
@@ -54,14 +54,22 @@ def touch(cache, clocks, c, s, w):
 
 @helper
 def victim_way(cache, c, s, assoc):
-    """An unused way (the lowest), else the least recently used line of set ``s``."""
-    best = 0
+    """An unused way (the lowest), else the least recently used line of set ``s``. Ways are taken
+    lowest first and never emptied, so the unused ones are the last; a cache's use stamps are
+    distinct, so one way holds the oldest. (Sums and a minimum without early exits: the host
+    reads a 64-way set's rows a vector at a time.)"""
+    used = 0
     for w in range(assoc):
-        if cache[c, s, L_TAG, w] < 0:
-            return w
-        if cache[c, s, L_LRU, w] < cache[c, s, L_LRU, best]:
-            best = w
-    return best
+        used += 1 if cache[c, s, L_TAG, w] >= 0 else 0
+    if used < assoc:
+        return used
+    oldest = cache[c, s, L_LRU, 0]
+    for w in range(1, assoc):
+        oldest = min(oldest, cache[c, s, L_LRU, w])
+    way = 0
+    for w in range(assoc):
+        way += w + 1 if cache[c, s, L_LRU, w] == oldest else 0
+    return way - 1
 
 
 @helper
