@@ -44,7 +44,7 @@ def stream(kind: str, n: int, rng: np.random.Generator) -> dict:
     out = dict(sms=warp // 48, warps=warp, nows=np.cumsum(rng.integers(0, 4, n)),
                spaces=np.full(n, layout.SPACE_GLOBAL, np.int64), kinds=np.full(n, layout.KIND_LOAD, np.int64),
                nbytes=np.full(n, 4, np.int64), writes_reg=np.ones(n, np.bool_), n_lanes=np.full(n, LANES, np.int64),
-               thread_ids=warp[:, None] * LANES + lane[None, :])
+               resident=(warp % 48)[:, None] * LANES + lane[None, :])  # one CTA of 48 warps per SM
     base = rng.integers(0, 1 << 20, n)[:, None] * 128  # a 128 MB working set: mostly misses
     if kind == "coalesced loads":
         base = rng.integers(0, 1 << 9, n)[:, None] * 128  # 64 KB: L2 hits, some L1 hits
@@ -74,20 +74,20 @@ def numba_rate(cfg, s: dict, repeat: int = 3) -> float:
     n = len(s["sms"])
     best = np.inf
     for _ in range(repeat + 1):  # the first run compiles (or loads from the cache)
-        state, params = memory.allocate(cfg, N_SMS, 48 * N_SMS, 48 * N_SMS * LANES)
+        state, params = memory.allocate(cfg, N_SMS, 48 * N_SMS, 48 * LANES, 1)
         counters = np.zeros(memory.C_N, np.int64)
         ready = np.zeros(n, np.int64)
         t0 = time.process_time()
         memory.replay(state, params, s["sms"], s["warps"], s["nows"], s["spaces"], s["kinds"], s["nbytes"],
-                      s["writes_reg"], s["addrs"], s["thread_ids"], s["n_lanes"], counters, ready)
+                      s["writes_reg"], s["addrs"], s["resident"], s["n_lanes"], counters, ready)
         best = min(best, time.process_time() - t0)
     return n / best
 
 
 def reference_rate(cfg, s: dict, m: int) -> float:
-    model = ref.MemoryModel(cfg, N_SMS, 48 * N_SMS, 48 * N_SMS * LANES)
+    model = ref.MemoryModel(cfg, N_SMS, 48 * N_SMS, 48 * LANES, 1)
     rows = [(int(s["sms"][i]), int(s["warps"][i]), int(s["nows"][i]), int(s["spaces"][i]), int(s["kinds"][i]),
-             int(s["nbytes"][i]), bool(s["writes_reg"][i]), s["addrs"][i].tolist(), s["thread_ids"][i].tolist())
+             int(s["nbytes"][i]), bool(s["writes_reg"][i]), s["addrs"][i].tolist(), s["resident"][i].tolist())
             for i in range(m)]
     t0 = time.process_time()
     for r in rows:

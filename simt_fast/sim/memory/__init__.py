@@ -107,7 +107,8 @@ def make_params(config: SimConfig, n_sms: int, tpc: int, ctas_per_sm: int) -> np
     p[layout.P_DRAM_BPC] = config.dram_bytes_per_cycle
     p[layout.P_DRAM_PARTS] = config.dram_partitions
     p[layout.P_DRAM_INTERLEAVE] = config.dram_interleave_bytes
-    for field, n in ((layout.P_L1_SET_MASK, p[layout.P_L1_SETS]), (layout.P_L2_SET_MASK, p[layout.P_L2_SETS])):
+    for field, n in ((layout.P_L1_SET_MASK, p[layout.P_L1_SETS]), (layout.P_L2_SET_MASK, p[layout.P_L2_SETS]),
+                     (layout.P_L2_SLICE_MASK, p[layout.P_L2_SLICES]), (layout.P_DRAM_PART_MASK, p[layout.P_DRAM_PARTS])):
         p[field] = n - 1 if n > 0 and n & (n - 1) == 0 else -1
     il = config.dram_interleave_bytes
     p[layout.P_DRAM_SHIFT] = il.bit_length() - 1 if il & (il - 1) == 0 else -1
@@ -138,7 +139,7 @@ def allocate(config: SimConfig, n_sms: int, n_warps: int, tpc: int, ctas_per_sm:
         np.zeros(max(n_warps, 1), np.int64),
         np.zeros(SCRATCH_WORDS, np.int64),
         np.zeros((config.l2_slices, SL_NF), np.int64),
-        np.zeros((n_sms, max(config.l1_mshrs, 1)), np.int64),
+        np.zeros((n_sms, config.l1_mshrs + 1), np.int64),  # (`mshr`: the busy cycles, then their count)
     )
     return state, params
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ..config import SECTOR_BYTES
 from ._jit import helper
-from .layout import C_DRAM_BYTES, P_DRAM_BPC, P_DRAM_PARTS
+from .layout import C_DRAM_BYTES, P_DRAM_BPC, P_DRAM_PART_MASK, P_DRAM_PARTS
 from .ports import transfer
 from .slices import chunk_of
 
@@ -22,4 +22,6 @@ def dram_transfer(dram, params, sector, t, counters):
     """Move one sector to or from DRAM, arriving at cycle ``t``; returns the cycles it queued."""
     counters[C_DRAM_BYTES] += SECTOR_BYTES
     parts = params[P_DRAM_PARTS]
-    return transfer(dram, chunk_of(sector, params) % parts, 0, t, SECTOR_BYTES * parts, params[P_DRAM_BPC])
+    mask = params[P_DRAM_PART_MASK]
+    part = chunk_of(sector, params) & mask if mask >= 0 else chunk_of(sector, params) % parts
+    return transfer(dram, part, 0, t, SECTOR_BYTES * parts, params[P_DRAM_BPC])

@@ -44,7 +44,7 @@ from .layout import (
     SM_LSU_FREE, SM_OUT, SPACE_CONST, SPACE_LOCAL, SPACE_SHARED,
 )
 from .lsu import line_cycles, unit_start
-from .mshr import earliest_free, occupy_earliest
+from .mshr import register_free, take_register
 from .ports import hold, room, transfer
 from .shared_banks import shared_passes
 from .slices import slice_of
@@ -162,13 +162,13 @@ def sector_access(sm_state, l1, l1_clock, slices, mshr, l2, l2_clock, dram, para
         counters[C_L1_MISSES] += 1
         n_regs = params[P_L1_MSHRS]
         start = t
-        if n_regs > 0 and earliest_free(mshr, sm) > start:
-            start = earliest_free(mshr, sm)
+        if n_regs > 0:
+            start = register_free(mshr, sm, n_regs, start)
         start = leave(sm_state, params, sm, start, KIND_LOAD)
         counters[C_MSHR_STALL] += start - t
         ready = below_l1(sm_state, slices, l2, l2_clock, dram, params, sm, sector, start, KIND_LOAD, counters)
         if n_regs > 0:
-            occupy_earliest(mshr, sm, n_regs, ready)
+            take_register(mshr, sm, n_regs, ready)
         ev_line, ev_dirty = fill_sector(l1, l1_clock, sm, s, assoc, w, sector, ready, False)
         for k in range(4):
             if (ev_dirty >> k) & 1:

@@ -69,7 +69,9 @@ P_MISS_QUEUE = 30  # per SM: requests that may wait for the interconnect (0: unb
 P_TPC = 31  # threads per CTA (the cycle loops' gather: a thread's index in its CTA)
 P_L1_MERGE = 32  # requests one L1 register holds (the miss and the loads merged with it; 0: unbounded)
 P_L2_MERGE = 33  # the same in the L2
-P_N = 34
+P_L2_SLICE_MASK = 34  # l2_slices - 1 when a power of two, else -1 (as the set masks above)
+P_DRAM_PART_MASK = 35  # dram_partitions - 1 when a power of two, else -1
+P_N = 36
 
 # ---- counters: int64[C_N], accumulated by access() ----------------------------------------------
 C_MEM_REQUESTS = 0
@@ -126,8 +128,8 @@ SL_IN = 0  # the slice's interconnect port for requests
 SL_PORT = 1  # its data port
 SL_NF = 2
 
-# ---- miss-status holding registers: int64[n_sms, l1_mshrs], per SM a binary min-heap of the cycles
-# its registers are free again (the root: the earliest)
+# ---- miss-status holding registers: int64[n_sms, l1_mshrs + 1], per SM the cycles the registers taken
+# since the last sweep are free again, then their count (`mshr`)
 
 # ---- cache lines: int64[n_caches, n_sets, L_NF, assoc] (one cache per SM for L1, one for L2; a set's
 # tags are one contiguous row, so a lookup reads one host cache line for up to 8 ways), and

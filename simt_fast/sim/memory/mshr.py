@@ -3,8 +3,15 @@
 A load that misses the L1 needs a register for its sector until the data is back; a load of a
 sector already in flight merges with it and needs none (the L1 shows the sector with its arrival
 cycle). With every register busy the load waits for the earliest to free, and the LSU with it.
-An SM's registers are a binary min-heap of the cycles each is free again (row ``sm`` of
-``mshr``), so the earliest is the root: the registers serve requests first come, first served.
+
+An SM's LSU asks for registers in cycle order (its requests never go back in time), so a register
+free by the cycle of one request is free for every later one: which free register a miss takes
+does not matter, only how many are busy and, when all are, which frees first. Row ``sm`` of
+``mshr`` keeps the cycles the registers taken since the last sweep free again, in the order taken,
+and their count in its last column: a miss appends to the row while it has room, and only a full
+row is swept for the registers free by then (a scan of ``n`` cycles once every ``n`` - busy misses,
+instead of a heap's log2 ``n`` dependent steps on every miss: a 512-register L1 missing on every
+sector spent a tenth of its run there).
 """
 
 from __future__ import annotations
@@ -13,24 +20,35 @@ from ._jit import helper
 
 
 @helper
-def earliest_free(mshr, sm):
-    """The cycle the SM's first register frees (its registers all free at 0 at the start)."""
-    return mshr[sm, 0]
+def register_free(mshr, sm, n, t):
+    """The first cycle at or after ``t`` one of the SM's ``n`` registers is free."""
+    taken = mshr[sm, n]
+    if taken < n:
+        return t
+    # a full row: keep only the registers still busy at t
+    k = 0
+    earliest = mshr[sm, 0]
+    for i in range(n):
+        v = mshr[sm, i]
+        earliest = min(earliest, v)
+        if v > t:
+            mshr[sm, k] = v
+            k += 1
+    mshr[sm, n] = k
+    return t if k < n else earliest
 
 
 @helper
-def occupy_earliest(mshr, sm, n, until):
-    """The earliest-freed register of the SM's ``n`` is busy until cycle ``until`` (the root replaced,
-    then sifted down)."""
-    i = 0
-    while True:
-        child = 2 * i + 1
-        if child >= n:
-            break
-        if child + 1 < n and mshr[sm, child + 1] < mshr[sm, child]:
-            child += 1
-        if mshr[sm, child] >= until:
-            break
-        mshr[sm, i] = mshr[sm, child]
-        i = child
-    mshr[sm, i] = until
+def take_register(mshr, sm, n, until):
+    """A miss takes a free register (`register_free` said when there is one) until cycle ``until``;
+    when all are busy, the one that frees first (the miss waited for it)."""
+    taken = mshr[sm, n]
+    if taken < n:
+        mshr[sm, taken] = until
+        mshr[sm, n] = taken + 1
+        return
+    first = 0
+    for i in range(1, n):
+        if mshr[sm, i] < mshr[sm, first]:
+            first = i
+    mshr[sm, first] = until

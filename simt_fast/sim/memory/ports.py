@@ -19,7 +19,10 @@ def transfer(clocks, row, col, t, nbytes, bpc):
     if bpc == 0:
         return 0
     arrive = t * bpc
-    start = arrive if arrive > clocks[row, col] else clocks[row, col]
+    if arrive >= clocks[row, col]:  # the port is idle: no wait (and no division, the common case)
+        clocks[row, col] = arrive + nbytes
+        return 0
+    start = clocks[row, col]
     clocks[row, col] = start + nbytes
     return (start - arrive + bpc - 1) // bpc
 

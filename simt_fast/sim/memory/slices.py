@@ -5,7 +5,7 @@ chunks of that size go to consecutive slices, and to consecutive partitions."""
 from __future__ import annotations
 
 from ._jit import helper
-from .layout import P_DRAM_INTERLEAVE, P_DRAM_SHIFT, P_L2_SLICES, SECTOR_SHIFT
+from .layout import P_DRAM_INTERLEAVE, P_DRAM_SHIFT, P_L2_SLICE_MASK, P_L2_SLICES, SECTOR_SHIFT
 
 
 @helper
@@ -17,4 +17,5 @@ def chunk_of(sector, params):
 
 @helper
 def slice_of(sector, params):
-    return chunk_of(sector, params) % params[P_L2_SLICES]
+    mask = params[P_L2_SLICE_MASK]
+    return chunk_of(sector, params) & mask if mask >= 0 else chunk_of(sector, params) % params[P_L2_SLICES]
