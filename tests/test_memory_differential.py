@@ -15,6 +15,7 @@ from simt_fast._jit import jit
 from simt_fast.sim import memory
 from simt_fast.sim.config import LINE_BYTES, SimConfig
 from simt_fast.sim.memory.layout import SCRATCH_WORDS
+from simt_fast.sim.memory.mshr import register_free, take_register
 from simt_fast.sim.memory.shared_banks import shared_passes
 from simt_fast.sim.reference import memory as ref
 from simt_fast.trace.synth import synthetic
@@ -164,3 +165,33 @@ def test_shared_passes_affine_and_counted_match_the_reference(addrs, nbytes, ban
     passes, replays = _shared_passes(np.array(addrs, np.int64), len(addrs), nbytes, banks, group, atomic,
                                      np.zeros(SCRATCH_WORDS, np.int64))
     assert (passes, replays) == (sum(want), sum(p - 1 for p in want))
+
+
+@jit
+def _miss_starts(n, times, durations, out):  # (helpers have no Python entry)
+    mshr = np.zeros((1, n + 1), np.int64)
+    for i in range(times.shape[0]):
+        start = register_free(mshr, 0, n, times[i])
+        take_register(mshr, 0, n, start + durations[i])
+        out[i] = start
+
+
+@examples(200)
+@given(st.sampled_from((1, 2, 3, 8, 64, 512)), st.lists(st.tuples(st.integers(0, 3), st.integers(1, 3000)),
+                                                        min_size=1, max_size=3000))
+def test_miss_status_registers_match_a_min_over_every_register(n, requests):
+    """The register file kept as a row swept when full (`mshr`) against the plain rule: a miss at cycle
+    t takes the register that frees first and starts when it is free. Requests come in cycle order
+    (steps of 0-3 cycles, so bursts fill every register) and hold their register 1-3000 cycles."""
+    times = np.cumsum([step for step, _ in requests]).astype(np.int64)
+    durations = np.array([d for _, d in requests], np.int64)
+    regs = [0] * n
+    want = []
+    for t, d in zip(times.tolist(), durations.tolist()):
+        e = min(range(n), key=lambda i: regs[i])
+        start = max(t, regs[e])
+        regs[e] = start + d
+        want.append(start)
+    got = np.zeros(len(times), np.int64)
+    _miss_starts(n, times, durations, got)
+    assert got.tolist() == want
