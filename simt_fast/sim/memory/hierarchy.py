@@ -30,6 +30,7 @@ function here allocates.
 from __future__ import annotations
 
 from ..config import SECTOR_BYTES
+from ..._jit import prefetch
 from ._jit import helper, stream
 from .cache import fill_sector, find_way, merge_in_flight, sector_valid, set_of, touch
 from .coalesce import coalesce, distinct_addresses
@@ -37,7 +38,7 @@ from .dram import dram_transfer
 from .layout import (
     C_CONST_ACCESSES, C_CONST_REQUESTS, C_ICNT_WAIT, C_L1_HITS, C_L1_MISSES, C_L2_HITS, C_L2_MISSES, C_MEM_LINES,
     C_MEM_REQUESTS, C_MEM_SECTORS, C_MEM_STALL, C_MSHR_STALL, C_SHARED_PASSES, C_SHARED_REPLAYS, C_SHARED_REQUESTS,
-    C_SLICE_WAIT, KIND_ATOMIC, KIND_LOAD, KIND_STORE, L_DIRTY, L_FILL, L_VALID, P_BANK_GROUP, P_BANKS, P_ICNT_BPC,
+    C_SLICE_WAIT, KIND_ATOMIC, KIND_LOAD, KIND_STORE, L_DIRTY, L_FILL, L_MRU, L_TAG, L_VALID, P_BANK_GROUP, P_BANKS, P_ICNT_BPC,
     P_L1_ASSOC, P_L1_MERGE, P_L1_MSHRS, P_L2_MERGE, P_L1_SET_MASK, P_L1_SETS, P_L1_WRITE_EVICT, P_L2_ASSOC, P_L2_SET_MASK, P_L2_SETS,
     P_L2_WRITE_FETCH, P_LAT_CONST, P_LAT_DRAM, P_LAT_L1, P_LAT_L2, P_LAT_NONE, P_LAT_SHARED, P_LSU_SECTORS,
     P_MISS_QUEUE, P_PKT_BARE, P_PKT_SECTOR, P_SLICE_BPC, REPEAT_BASE, SL_IN, SL_PORT, SM_CONST_FREE, SM_IN,
@@ -57,6 +58,26 @@ def _dram_read_write(dram, params, sector, t, kind, counters):
     if kind == KIND_ATOMIC:
         dram_transfer(dram, params, sector, t, counters)
     return t + params[P_LAT_DRAM] + q
+
+
+@helper
+def prefetch_sets(l1, l2, params, sm, scratch, n):
+    """Ask the host for the L1 and L2 sets of the request's ``n`` sectors (``scratch[:n]``) before the
+    first is looked up: each lookup is a chain of dependent loads (the set's most recently used way,
+    its tag, the way's fields) into state far larger than the host's caches, and the sectors are
+    looked up one after the other; their sets' first lines can all be on their way at once."""
+    sets1 = params[P_L1_SETS]
+    sets2 = params[P_L2_SETS]
+    for i in range(n):
+        line = scratch[i] >> 2
+        if sets1 > 0:
+            s = set_of(line, sets1, params[P_L1_SET_MASK])
+            prefetch(l1[sm, s, L_MRU], 0)
+            prefetch(l1[sm, s, L_TAG], 0)
+        if sets2 > 0:
+            s = set_of(line, sets2, params[P_L2_SET_MASK])
+            prefetch(l2[0, s, L_MRU], 0)
+            prefetch(l2[0, s, L_TAG], 0)
 
 
 @helper
@@ -232,6 +253,7 @@ def access(state, params, sm, warp, now, space, kind, nbytes, writes_reg, addrs,
         if n == 0:
             return now + params[P_LAT_NONE]
         counters[C_MEM_REQUESTS] += 1
+        prefetch_sets(l1, l2, params, sm, scratch, n)
         # the LSU takes one line per cycle, a few of its sectors; an atomic one transaction per cycle.
         # A stall (no free register, a full miss queue) delays the sector and everything after it.
         per_cycle = 1 if atomic else params[P_LSU_SECTORS]
