@@ -7,6 +7,7 @@ lines; the command line; one end-to-end simulation of an imported trace.
 
 import json
 import re
+import threading
 
 import numpy as np
 import pytest
@@ -21,7 +22,7 @@ from simt_fast.trace import accelsim
 from simt_fast.trace.model import MEM_ATOMIC, MEM_FORMAT, MEM_LOAD, MEM_STORE, NO_ACCESS
 
 import accelsim_helpers as ah
-from accelsim_helpers import line
+from accelsim_helpers import header, line
 from hypothesis_budget import examples
 
 NA = int(NO_ACCESS)
@@ -370,6 +371,20 @@ def test_inconsistent_trace_is_one_sentence(tmp_path, edit, words):
     with pytest.raises(TraceError, match=re.escape(words)) as err:
         accelsim.load(path)
     assert str(err.value).startswith(str(path)) and "\n" not in str(err.value)
+
+
+def test_an_error_in_the_text_stops_the_reading_thread(tmp_path):
+    """The text is read on a second thread up to two chunks ahead (`accelsim_text.read_ahead`): a line
+    the importer refuses near the start of a text of several chunks must not leave that thread
+    reading on (blocked on its full queue) after the error."""
+    lines = ["thread block = 0,0,0", "", "warp = 0", "insts = 1", "this is not an instruction line"]
+    filler = "# " + "x" * 1000
+    text = "\n".join(header() + ["#BEGIN_TB", ""] + lines) + "\n" + (filler + "\n") * 20_000  # 20 MB, 5 chunks
+    path = tmp_path / "kernel-1.traceg"
+    path.write_text(text)
+    with pytest.raises(TraceError):
+        accelsim.load(path)
+    assert not [t for t in threading.enumerate() if t.name == "simt-fast-read"]
 
 
 def test_corrupt_xz_is_one_sentence(tmp_path):

@@ -15,6 +15,7 @@ each PC, and every malformed line, so errors are the reader's sentences. The dif
 from __future__ import annotations
 
 import hashlib
+from contextlib import closing
 from pathlib import Path
 
 import numpy as np
@@ -24,7 +25,7 @@ from .accelsim_text import (BODY, BYTE0, COUNT, CTA, CTA_WITHOUT_ID, CUR_BYTE0, 
                             CUR_ROW0, CUR_SLOT0, DONE, EXPECTED, FIRST_NO, HASH_EMPTY, K_LIST, K_NONE, K_STRIDE,
                             LAST_NO, LINE_NO, MASK0, MASK_INSTS, MAX_LINE_BYTES, N_BYTES, N_LINES, N_MASKS, N_SLOTS,
                             NEW_MASK, NEW_SLOT, NO_CTA, PHASE, PREV_ADDR, PREV_MASK, PREV_SLOT, ROW0, SLOT0, WARP,
-                            WARP_NO, LineReader, LineStore, Progress, ScannedKernel, chunks, scanned)
+                            WARP_NO, LineReader, LineStore, Progress, ScannedKernel, chunks, read_ahead, scanned)
 
 # what _scan returns
 CHUNK_END, DEFER, FULL, ACCEPT = range(4)
@@ -470,9 +471,10 @@ def scan_kernel(path, progress: Progress = None) -> ScannedKernel:
     digest = hashlib.sha256()
     announce_compile(_scan, "the Accel-Sim trace importer", 15)  # its kernels compile together: 15 s cold
     tail = b""
-    for chunk in chunks(path, progress, digest):
-        data = tail + chunk
-        tail = data[_scan_bytes(data, reader):]
+    with closing(read_ahead(chunks(path, progress, digest))) as text:  # (a malformed line stops the reading thread)
+        for chunk in text:
+            data = tail + chunk
+            tail = data[_scan_bytes(data, reader):]
     if tail:
         _scan_bytes(tail + b"\n", reader)
     return scanned(path, reader, digest.hexdigest())

@@ -30,6 +30,8 @@ count + 1 (``DONE``, 0 while not complete) and the file lines of its first and l
 from __future__ import annotations
 
 import lzma
+import queue
+import threading
 from dataclasses import dataclass
 from itertools import accumulate
 from pathlib import Path
@@ -144,6 +146,47 @@ def chunks(path: Path, progress: Progress, digest) -> Iterator[bytes]:
             yield chunk
             if progress is not None:
                 progress(raw.tell(), size)
+
+
+def read_ahead(chunks_: Iterator[bytes], depth: int = 2) -> Iterator[bytes]:
+    """The items of ``chunks_`` (`chunks`), taken on a second thread up to ``depth`` ahead of their
+    consumer: reading, xz decompression and hashing release the GIL, so they run beside the
+    compiled scanner (which releases it too) instead of between its chunks. An error the reading
+    raises reaches the consumer where the chunk it stopped would have."""
+    ready = queue.Queue(depth)
+    stop = threading.Event()
+
+    def put(item) -> bool:
+        while not stop.is_set():
+            try:
+                ready.put(item, timeout=0.05)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def produce() -> None:
+        try:
+            for chunk in chunks_:
+                if not put((True, chunk)):
+                    return
+            put((True, None))
+        except BaseException as e:  # (handed to the consumer, raised there)
+            put((False, e))
+
+    reader = threading.Thread(target=produce, name="simt-fast-read", daemon=True)
+    reader.start()
+    try:
+        while True:
+            ok, item = ready.get()
+            if not ok:
+                raise item
+            if item is None:
+                return
+            yield item
+    finally:
+        stop.set()
+        reader.join()
 
 
 def text_lines(path: Path, progress: Progress, digest) -> Iterator[tuple]:
