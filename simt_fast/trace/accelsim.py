@@ -29,6 +29,7 @@ naming the file and line.
 from __future__ import annotations
 
 import hashlib
+import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,7 +42,7 @@ from . import accelsim_paths as paths
 from .accelsim_export import export  # noqa: F401  (traces out: simt_fast.trace.accelsim.export)
 from . import mem_rows, sass
 from .accelsim_scan import scan_kernel
-from .accelsim_text import (DONE, FIRST_NO, LANES, LAST_NO, ROW0, SLOT0, LineReader, LineStore, Progress,
+from .accelsim_text import (DONE, FIRST_NO, GROUP0, LANES, LAST_NO, ROW0, SLOT0, LineReader, LineStore, Progress,
                             ScannedKernel, cta_text, text_lines)
 from .accelsim_text import Header, Instruction, MIN_TRACER_VERSION, READ_CHUNK  # noqa: F401 (public here before)
 from .io import TraceWriter
@@ -54,6 +55,8 @@ WARP = LANES
 # (measured on a replicated 200-CTA matrixMul trace: 0.92 s vs 1.75 s for 447 MB of /mem, 8.7 vs 7.7 MB)
 GZIP_LEVEL = 2
 BATCH_ROWS = 1 << 16  # trace lines per batch of CTAs written at once (some 10 MB of paths and /mem)
+# threads recovering the warps' paths (parts of the file, merged after): the host's cores, up to 4
+RECOVER_WORKERS = min(4, os.cpu_count() or 1)
 
 
 @dataclass
@@ -137,6 +140,17 @@ def file_order(k: ScannedKernel) -> np.ndarray:
     return np.argsort(k.warp_info[:, ROW0], kind="stable")
 
 
+def _file_parts(k: ScannedKernel, n: int) -> list:
+    """`file_order` cut into at most ``n`` consecutive parts of about as many trace lines each (the path
+    recovery's work), for as many threads."""
+    order = file_order(k)
+    if n <= 1 or len(order) < 2 * n:
+        return [order]
+    rows = np.cumsum(np.maximum(k.warp_info[order, DONE] - 1, 0))
+    cuts = np.searchsorted(rows, rows[-1] * np.arange(1, n) / n, side="right")
+    return [part for part in np.split(order, cuts) if len(part)]
+
+
 def prepare(k: ScannedKernel) -> RecoveredKernel:
     """Per-PC tables and the entry PC (every warp must start there)."""
     slot_pcs = np.array([ins.pc for ins in k.instrs], np.int64)
@@ -215,17 +229,37 @@ def recover(k: ScannedKernel) -> RecoveredKernel:
     kern = prepare(k)
     inferred = np.full(kern.n_pcs, kern.n_pcs, np.int64)
     paths.direct_targets(k.row_flags, k.slots, k.masks, k.warp_info, kern.pc_of_slot, kern.flow, inferred)
-    groups = np.empty(k.n_lines, np.uint32)  # pages never written cost no memory
+    parts = _file_parts(k, RECOVER_WORKERS)
     for flow, target, always in branch_rules(kern, inferred):
         kern.target = target
-        err = np.zeros(5, np.int64)
-        n_groups, codes, kern.thread_insts, kern.empty_lines, kern.addressless = paths.recover_warps(
-            file_order(k), k.row_flags, k.slots, k.masks, k.warp_info, *_geometry(kern), kern.entry,
-            kern.pc_of_slot, flow, target, always, kern.is_mem, kern.n_pcs, groups, err)
+
+        def recover_part(order: np.ndarray) -> tuple:
+            err = np.zeros(5, np.int64)
+            rows = int(np.maximum(k.warp_info[order, DONE] - 1, 0).sum())  # (DONE: its lines + 1)
+            groups = np.empty(max(rows, 1), np.uint32)  # pages never written cost no memory
+            out = paths.recover_warps(order, k.row_flags, k.slots, k.masks, k.warp_info, *_geometry(kern),
+                                      kern.entry, kern.pc_of_slot, flow, target, always, kern.is_mem, kern.n_pcs,
+                                      groups, err)
+            return out, groups, err
+
+        if len(parts) == 1:
+            done = [recover_part(parts[0])]
+        else:  # (recover_warps releases the GIL; each part writes only its own warps' rows)
+            with ThreadPoolExecutor(len(parts), thread_name_prefix="simt-fast-paths") as pool:
+                done = list(pool.map(recover_part, parts))
+        err = next((e for _, _, e in done if e[paths.ERR_CODE]), done[0][2])  # the first in file order
         if not err[paths.ERR_CODE]:
             break
+    # the parts' groups one after the other: a later part's warps start after the earlier parts' groups
+    n_groups = 0
+    for order, ((n, _, _, _, _), _, _) in zip(parts, done):
+        k.warp_info[order, GROUP0] += n_groups
+        n_groups += n
+    groups = np.concatenate([g[:n] for (n, _, _, _, _), g, _ in done]) if len(done) > 1 else done[0][1]
     groups.resize(n_groups, refcheck=False)  # in place: the unused tail is given back
     kern.groups = groups
+    codes = done[0][0][1] if len(done) == 1 else np.unique(np.concatenate([out[1] for out, _, _ in done]))
+    kern.thread_insts, kern.empty_lines, kern.addressless = (sum(int(out[i]) for out, _, _ in done) for i in (2, 3, 4))
     if err[paths.ERR_CODE]:
         what = paths.PathError(int(err[paths.ERR_LINE]), int(err[paths.ERR_LANE]),
                                paths.PATH_ERRORS[int(err[paths.ERR_CODE])], int(err[paths.ERR_OTHER]))
