@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 from simt_fast.cli import app
 from simt_fast.ir.model import OpClass
 from simt_fast.trace import TraceError, validate
-from simt_fast.trace import accelsim
+from simt_fast.trace import accelsim, accelsim_reference
 from simt_fast.trace.model import MEM_ATOMIC, MEM_FORMAT, MEM_LOAD, MEM_STORE, NO_ACCESS
 
 import accelsim_helpers as ah
@@ -385,6 +385,26 @@ def test_an_error_in_the_text_stops_the_reading_thread(tmp_path):
     with pytest.raises(TraceError):
         accelsim.load(path)
     assert not [t for t in threading.enumerate() if t.name == "simt-fast-read"]
+
+
+@pytest.mark.parametrize("parts", [2, 3])
+def test_paths_recovered_in_parts_name_the_first_bad_warp_of_the_file(tmp_path, monkeypatch, parts):
+    """The warps' paths are recovered in consecutive parts of the file on several threads: with bad
+    warps in more than one part, the error is still the file's first (the reference's sentence)."""
+    good = [line(0x00, 0xF, "S2R", ["R0"], []), line(0x10, 0xF, "EXIT", [], [])]
+    bad = [line(0x00, 0xF, "S2R", ["R0"], []), line(0x20, 0xF, "NOP", [], [])]  # no path leads to 0x20
+    text = ah.trace_text({(c, 0, 0): [bad if c in (2, 6) else good] for c in range(8)}, grid=(8, 1, 1),
+                         block=(4, 1, 1))
+    path = ah.write(tmp_path / "kernel-1.traceg", text)
+    monkeypatch.setattr(accelsim, "BATCH_ROWS", 2)
+    monkeypatch.setattr(accelsim, "RECOVER_WORKERS", parts)
+    assert len(accelsim._file_parts(accelsim.scan_kernel(path), parts)) == parts
+    with pytest.raises(TraceError) as err:
+        accelsim.load(path)
+    assert "thread block 2,0,0" in str(err.value) or "thread block (2,0,0)" in str(err.value), str(err.value)
+    with pytest.raises(TraceError) as want:
+        accelsim_reference.load(path)
+    assert str(err.value) == str(want.value)
 
 
 def test_corrupt_xz_is_one_sentence(tmp_path):

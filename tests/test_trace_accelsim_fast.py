@@ -31,12 +31,14 @@ def outcome(load, path):
 
 def assert_same(path, chunk=None):
     """Both importers agree; ``chunk``: read that many bytes at a time, from a store of one line,
-    and write five trace lines' worth of CTAs per batch."""
+    write five trace lines' worth of CTAs per batch, and recover the paths in three parts of the
+    file on three threads (merged in file order)."""
     with pytest.MonkeyPatch.context() as m:
         if chunk is not None:
             m.setattr(accelsim_text, "READ_CHUNK", chunk)
             m.setattr(accelsim_scan, "LineStore", lambda: LineStore(rows=1, nbytes=1))
             m.setattr(accelsim, "BATCH_ROWS", 5)
+            m.setattr(accelsim, "RECOVER_WORKERS", 3)
         fast = outcome(accelsim.load, path)
     assert fast == outcome(accelsim_reference.load, path)
     return fast

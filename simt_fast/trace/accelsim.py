@@ -142,11 +142,11 @@ def file_order(k: ScannedKernel) -> np.ndarray:
 
 def _file_parts(k: ScannedKernel, n: int) -> list:
     """`file_order` cut into at most ``n`` consecutive parts of about as many trace lines each (the path
-    recovery's work), for as many threads."""
+    recovery's work), for as many threads; one part for a trace of fewer than BATCH_ROWS lines."""
     order = file_order(k)
-    if n <= 1 or len(order) < 2 * n:
-        return [order]
     rows = np.cumsum(np.maximum(k.warp_info[order, DONE] - 1, 0))
+    if n <= 1 or len(order) < n or rows[-1] < BATCH_ROWS:  # (a small trace: not worth the threads)
+        return [order]
     cuts = np.searchsorted(rows, rows[-1] * np.arange(1, n) / n, side="right")
     return [part for part in np.split(order, cuts) if len(part)]
 
