@@ -314,3 +314,22 @@ def test_dwf_touches_more_sectors_than_sps_and_tbc_fewer_than_dwf(name, divergen
     assert s["sps"].mem_requests > 0
     assert s["dwf"].mem_sectors > s["sps"].mem_sectors
     assert s["tbc"].mem_sectors < s["dwf"].mem_sectors
+
+
+def test_the_split_bench_still_patches_the_kernels():
+    # bench/bench_memory_split.py records a full run's accesses and reads its ready cycles back by
+    # patching copies of the package at exact lines: a change to those lines must change the bench
+    import importlib.util
+    from pathlib import Path
+
+    import simt_fast
+
+    root = Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location("bench_memory_split", root / "bench" / "bench_memory_split.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    package = Path(simt_fast.__file__).parent
+    assert bench.patch_problems(package, bench.RECORD_PATCH) == []
+    assert bench.patch_problems(package, bench.LOOKUP_PATCH) == []
+    broken = [(rel, old + "#", new) for rel, old, new in bench.LOOKUP_PATCH]
+    assert bench.patch_problems(package, broken) == [rel for rel, _, _ in bench.LOOKUP_PATCH]
